@@ -1,0 +1,24 @@
+"""The `lawindex` command: thin, every command a call into the library.
+
+Command modules import the library inside their functions, so `lawindex --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="lawindex",
+    help="Each US state's road laws in OpenSearch, ranked by BM25 exactly as the reference spec ranks them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Each module adds its commands to `app` when imported.
+from indexer.cli import ask as _ask  # noqa: E402,F401
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()

@@ -1,0 +1,1 @@
+"""`lawindex ask`: placeholder until the reference engine lands (issue 2)."""

@@ -1,0 +1,68 @@
+"""Every failure a user can cause or meet, each with its own exit code.
+
+The CLI turns a LawindexError into one line on stderr (and a hint where there is a fix) and exits
+with its code; nothing else is caught, so a traceback always means a bug in lawindex.
+"""
+
+from __future__ import annotations
+
+
+class LawindexError(Exception):
+    """A failure with a message for people and a distinct exit code."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class BadInput(LawindexError):
+    """A corpus file, question or argument that lawindex refuses: nothing was written."""
+
+    exit_code = 2
+
+
+class CorpusError(BadInput):
+    """A corpus file that is wrong at a place: file, line (1-based, 0 for the whole file) and field."""
+
+    def __init__(self, file: str, line: int, field: str | None, problem: str) -> None:
+        where = file if line == 0 else f"{file}:{line}"
+        if field:
+            where += f": field '{field}'"
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.line = line
+        self.field = field
+        self.problem = problem
+
+
+class Unreachable(LawindexError):
+    """OpenSearch did not answer at the URL."""
+
+    exit_code = 3
+
+
+class ClusterRefused(LawindexError):
+    """OpenSearch answered, but refused: wrong credentials, no index for the state, a rejected request."""
+
+    exit_code = 4
+
+
+class LoadFailed(LawindexError):
+    """A load that did not complete; the alias still points where it did before."""
+
+    exit_code = 5
+
+
+class NodeError(LawindexError):
+    """The local OpenSearch node could not be started or stopped (Java missing, port taken, ...)."""
+
+    exit_code = 6
+
+
+class Disagreement(LawindexError):
+    """`lawindex verify` found an exact answer that differs from the reference scorer."""
+
+    exit_code = 7
