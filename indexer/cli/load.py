@@ -1,0 +1,117 @@
+"""`lawindex load` and `lawindex status`: corpora into OpenSearch, and what is served."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from indexer.cli import app
+from indexer.cli._common import (
+    CaCertsOption,
+    InsecureOption,
+    JsonOption,
+    TimeoutOption,
+    UrlOption,
+    connect,
+    emit_json,
+    reporting,
+)
+
+
+@app.command()
+def load(
+    directory: Annotated[Path, typer.Argument(help="Folder of <STATE>.jsonl corpus files")],
+    state: Annotated[list[str] | None, typer.Option("--state", help="Load only this state (repeatable)")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and report what would be written")] = False,
+    as_json: JsonOption = False,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Load each state's corpus into its own index behind the alias lawindex-<state>, swapped atomically.
+
+    Every file is validated before anything is written; a state whose file has not changed is left alone.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from indexer.corpus import read_corpora
+    from indexer.load import load as load_corpora
+
+    with reporting():
+        connection = connect(url, ca_certs, insecure, timeout)
+        corpora = read_corpora(directory, state)
+        show_bars = not as_json and not dry_run and sys.stderr.isatty()
+        bars = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            disable=not show_bars,
+        )
+        tasks = {corpus.state: bars.add_task(corpus.state, total=len(corpus.laws)) for corpus in corpora}
+        with bars:
+            results = load_corpora(
+                connection,
+                corpora,
+                dry_run=dry_run,
+                progress=lambda name, done, _total: bars.update(tasks[name], completed=done),
+            )
+    if as_json:
+        for result in results:
+            emit_json({**asdict(result), "seconds": round(result.seconds, 3), "dry_run": dry_run})
+        return
+    table = Table(title="dry run: nothing written" if dry_run else None)
+    for column in ("state", "laws", "ranked", "process", "outcome", "seconds"):
+        table.add_column(column, justify="left" if column in ("state", "outcome") else "right")
+    for result in results:
+        table.add_row(
+            result.state,
+            str(result.laws),
+            str(result.ranked),
+            str(result.process),
+            result.outcome,
+            f"{result.seconds:.2f}",
+        )
+    Console().print(table)
+
+
+@app.command()
+def status(
+    as_json: JsonOption = False,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
+) -> None:
+    """List each loaded state: alias, index, counts, corpus hash and load time."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from indexer.load import status as states
+
+    with reporting():
+        rows = states(connect(url, ca_certs, insecure, timeout))
+    if as_json:
+        for row in rows:
+            emit_json(asdict(row))
+        return
+    if not rows:
+        typer.echo("no state is loaded yet: lawindex load corpora/", err=True)
+        return
+    table = Table()
+    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row.state, row.alias, row.index, str(row.laws), str(row.ranked), str(row.process),
+            row.sha256[:12], row.loaded_at,
+        )
+    Console().print(table)

@@ -1,0 +1,279 @@
+"""`lawindex load`: each state's corpus into its own OpenSearch index, behind an alias, swapped atomically.
+
+One index per state, one primary shard: N, df and the average length are that state's alone, as in
+the spec ("another state's file never reads this one's counts"). A load builds a new generation
+(`lawindex-tx-<generation>`), fills it with the refresh off, refreshes once, checks the count, and
+only then moves the alias `lawindex-tx` in one `_aliases` call. Anything that fails before the swap
+removes the half-built index and leaves the alias where it was: the index that served still serves.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from indexer import mappings
+from indexer.corpus import Corpus, Law
+from indexer.errors import LoadFailed
+from indexer.opensearch import Connection, alias_of, index_prefix, talking
+from indexer.words import ranked, ranked_text
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+    from indexer.reference import Statistics
+
+# The document that carries what the query side needs of the whole state (the spec's Index, less the
+# per-law parts, which ride on each law's own document). Law documents are `law:<id>`, so no law id
+# can collide with it.
+STATISTICS_ID = "statistics"
+# Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
+SCHEMA = 1
+
+
+def law_id(law_id: str) -> str:
+    """The `_id` of a law's document."""
+    return f"law:{law_id}"
+
+
+@dataclass(frozen=True)
+class StateLoad:
+    """What a load did with one state."""
+
+    state: str
+    laws: int
+    ranked: int
+    process: int
+    outcome: str  # indexed, unchanged; with --dry-run: would index, would be unchanged
+    seconds: float
+    index: str | None  # the concrete index now behind the alias (None on a dry run that would index)
+
+
+Progress = Callable[[str, int, int], None]  # state, laws written so far, laws in all
+
+
+def fingerprint(corpus: Corpus) -> str:
+    """What an index was built from: the corpus file, laws.json and the schema; unchanged means equal."""
+    return f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
+
+
+def documents(corpus: Corpus, stats: Statistics) -> Iterator[dict[str, Any]]:
+    """The bulk actions for a state: one document per law, then the statistics document."""
+    index_fields = ("id", "kind", "law", "question", "concept", "family", "source")
+    for order, law in enumerate(corpus.laws):
+        source: dict[str, Any] = {name: getattr(law, name) for name in index_fields}
+        source.update(
+            state=corpus.state,
+            order=order,
+            length=stats.lengths[order],
+            counts=stats.counts[order],
+        )
+        # A process row carries no ranked text at all, so that Lucene counts it in neither N nor
+        # df nor the average length: the spec's `ranked`.
+        if ranked(law):
+            source["words"] = ranked_text(law)
+        yield {"_id": law_id(law.id), "_source": source}
+    yield {
+        "_id": STATISTICS_ID,
+        "_source": {
+            "kind": "statistics",
+            "state": corpus.state,
+            "statistics": {
+                "size": stats.size,
+                "average": stats.average,
+                # A list, not an object: the vocabulary's order is the spec's Map order, which
+                # decides the order expansion returns words in, and so the order scores are summed.
+                "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
+            },
+        },
+    }
+
+
+def counts(laws: Sequence[Law]) -> tuple[int, int]:
+    """How many laws are ranked and how many are process rows."""
+    ranked_laws = sum(1 for law in laws if ranked(law))
+    return ranked_laws, len(laws) - ranked_laws
+
+
+def serving(client: OpenSearch, state: str) -> str | None:
+    """The concrete index behind a state's alias, or None when the state has none."""
+    found = client.indices.get_alias(name=alias_of(state), ignore_unavailable=True, allow_no_indices=True)
+    names = sorted(found)
+    return names[-1] if names else None
+
+
+def _meta(client: OpenSearch, index: str) -> dict[str, Any]:
+    body = client.indices.get_mapping(index=index)
+    meta: dict[str, Any] = body[index]["mappings"].get("_meta", {}).get("lawindex", {})
+    return meta
+
+
+def _generation() -> str:
+    # Sorts in time order, so the newest of a state's indices is the last by name.
+    return datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
+
+
+def remove_orphans(client: OpenSearch, state: str, keep: str | None) -> list[str]:
+    """Delete the state's indices that no alias points to (a crashed or failed load's); return them."""
+    found = client.indices.get(index=index_prefix(state) + "*", ignore_unavailable=True, allow_no_indices=True)
+    orphans = sorted(name for name in found if name != keep)
+    for name in orphans:
+        client.indices.delete(index=name, ignore_unavailable=True)
+    return orphans
+
+
+def load_state(
+    client: OpenSearch,
+    corpus: Corpus,
+    *,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    chunk_size: int = 1000,
+    max_retries: int = 8,
+    initial_backoff: float = 0.5,
+) -> StateLoad:
+    """Load one state; on any failure its half-built index is removed and the alias is untouched."""
+    from opensearchpy.helpers import streaming_bulk
+
+    from indexer.reference import statistics
+
+    began = time.perf_counter()
+    state = corpus.state
+    ranked_laws, process = counts(corpus.laws)
+    current = serving(client, state)
+    wanted = fingerprint(corpus)
+    same = current is not None and _meta(client, current).get("fingerprint") == wanted
+
+    def done(outcome: str, index: str | None) -> StateLoad:
+        return StateLoad(state, len(corpus.laws), ranked_laws, process, outcome, time.perf_counter() - began, index)
+
+    if dry_run:
+        return done("would be unchanged" if same else "would index", current if same else None)
+    remove_orphans(client, state, keep=current)
+    if same:
+        return done("unchanged", current)
+
+    stats = statistics(corpus.laws)
+    index = index_prefix(state) + _generation()
+    body = mappings.laws_index()
+    body["settings"]["index"]["refresh_interval"] = "-1"
+    body["mappings"]["_meta"] = {
+        "lawindex": {
+            "state": state,
+            "fingerprint": wanted,
+            "sha256": corpus.sha256,
+            "source": str(corpus.path),
+            "laws": len(corpus.laws),
+            "ranked": ranked_laws,
+            "process": process,
+            "loaded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "loaded_by": socket.gethostname(),
+        }
+    }
+    client.indices.create(index=index, body=body)
+    try:
+        written = failed = 0
+        first_failure: str | None = None
+        for ok, item in streaming_bulk(
+            client,
+            documents(corpus, stats),
+            index=index,
+            chunk_size=chunk_size,
+            max_chunk_bytes=10 * 1024 * 1024,
+            raise_on_error=False,
+            max_retries=max_retries,
+            initial_backoff=initial_backoff,  # type: ignore[arg-type]  # typed int, used as seconds
+            max_backoff=30,
+        ):
+            if ok:
+                written += 1
+            else:
+                failed += 1
+                if first_failure is None:
+                    (action, info), = item.items()
+                    first_failure = f"{info.get('_id')}: {info.get('status')} {info.get('error')}"
+            if progress is not None and written % 200 == 0:
+                progress(state, min(written, len(corpus.laws)), len(corpus.laws))
+        if failed:
+            raise LoadFailed(f"{state}: {failed} of {len(corpus.laws) + 1} documents were refused ({first_failure})")
+        client.indices.put_settings(index=index, body={"index": {"refresh_interval": None}})
+        client.indices.refresh(index=index)
+        stored = client.count(index=index)["count"]
+        if stored != len(corpus.laws) + 1:
+            raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
+        actions: list[dict[str, Any]] = [{"add": {"index": index, "alias": alias_of(state)}}]
+        if current is not None:
+            actions.insert(0, {"remove": {"index": current, "alias": alias_of(state)}})
+        client.indices.update_aliases(body={"actions": actions})
+    except BaseException:
+        # Best effort: when the cluster itself is gone this fails too, and the next load removes it.
+        try:
+            client.indices.delete(index=index, ignore_unavailable=True)
+        except Exception:  # noqa: BLE001,S110 -- the first failure is the one to report
+            pass
+        raise
+    if progress is not None:
+        progress(state, len(corpus.laws), len(corpus.laws))
+    if current is not None:
+        client.indices.delete(index=current, ignore_unavailable=True)
+    return done("indexed", index)
+
+
+def load(
+    connection: Connection,
+    corpora: Sequence[Corpus],
+    *,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> list[StateLoad]:
+    """Load every corpus (already validated, all of them, before anything is written); one result each."""
+    client = connection.client()
+    with talking(connection):
+        client.info()
+        return [load_state(client, corpus, dry_run=dry_run, progress=progress) for corpus in corpora]
+
+
+@dataclass(frozen=True)
+class StateStatus:
+    """What `lawindex status` shows of one state."""
+
+    state: str
+    alias: str
+    index: str
+    laws: int
+    ranked: int
+    process: int
+    documents: int
+    sha256: str
+    loaded_at: str
+
+
+def status(connection: Connection) -> list[StateStatus]:
+    """Every state served under a lawindex alias, sorted by state."""
+    client = connection.client()
+    with talking(connection):
+        found = client.indices.get_alias(index="lawindex-*", ignore_unavailable=True, allow_no_indices=True)
+        rows = []
+        for index, body in sorted(found.items()):
+            for alias in body.get("aliases", {}):
+                if not alias.startswith("lawindex-"):
+                    continue
+                meta = _meta(client, index)
+                rows.append(
+                    StateStatus(
+                        state=str(meta.get("state", alias.removeprefix("lawindex-").upper())),
+                        alias=alias,
+                        index=index,
+                        laws=int(meta.get("laws", 0)),
+                        ranked=int(meta.get("ranked", 0)),
+                        process=int(meta.get("process", 0)),
+                        documents=int(client.count(index=index)["count"]),
+                        sha256=str(meta.get("sha256", "")),
+                        loaded_at=str(meta.get("loaded_at", "")),
+                    )
+                )
+        return sorted(rows, key=lambda row: row.state)
