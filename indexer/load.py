@@ -9,6 +9,8 @@ removes the half-built index and leaves the alias where it was: the index that s
 
 from __future__ import annotations
 
+import contextlib
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from indexer import mappings
 from indexer.corpus import Corpus, Law
 from indexer.errors import LoadFailed
-from indexer.opensearch import Connection, alias_of, index_prefix, talking
+from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
 from indexer.words import ranked, ranked_text
 
 if TYPE_CHECKING:
@@ -85,6 +87,15 @@ def documents(corpus: Corpus, stats: Statistics) -> Iterator[dict[str, Any]]:
             "statistics": {
                 "size": stats.size,
                 "average": stats.average,
+                # Lucene's own N and total length for the field: a ranked law whose words are all
+                # stopwords has no terms, so Lucene does not count it while the spec does. The query
+                # side needs both to bound how far OpenSearch's scores can stray from the spec's.
+                "doc_count": sum(
+                    1 for law, length in zip(corpus.laws, stats.lengths, strict=True) if ranked(law) and length > 0
+                ),
+                "total_length": sum(
+                    length for law, length in zip(corpus.laws, stats.lengths, strict=True) if ranked(law)
+                ),
                 # A list, not an object: the vocabulary's order is the spec's Map order, which
                 # decides the order expansion returns words in, and so the order scores are summed.
                 "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
@@ -99,9 +110,14 @@ def counts(laws: Sequence[Law]) -> tuple[int, int]:
     return ranked_laws, len(laws) - ranked_laws
 
 
-def serving(client: OpenSearch, state: str) -> str | None:
+def serving(client: OpenSearch, state: str, namespace: str = DEFAULT_NAMESPACE) -> str | None:
     """The concrete index behind a state's alias, or None when the state has none."""
-    found = client.indices.get_alias(name=alias_of(state), ignore_unavailable=True, allow_no_indices=True)
+    from opensearchpy import NotFoundError
+
+    try:
+        found = client.indices.get_alias(name=alias_of(state, namespace))
+    except NotFoundError:
+        return None
     names = sorted(found)
     return names[-1] if names else None
 
@@ -117,10 +133,12 @@ def _generation() -> str:
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
 
 
-def remove_orphans(client: OpenSearch, state: str, keep: str | None) -> list[str]:
+def remove_orphans(client: OpenSearch, state: str, keep: str | None, namespace: str = DEFAULT_NAMESPACE) -> list[str]:
     """Delete the state's indices that no alias points to (a crashed or failed load's); return them."""
-    found = client.indices.get(index=index_prefix(state) + "*", ignore_unavailable=True, allow_no_indices=True)
-    orphans = sorted(name for name in found if name != keep)
+    prefix = index_prefix(state, namespace)
+    found = client.indices.get(index=prefix + "*", ignore_unavailable=True, allow_no_indices=True)
+    generation = re.compile(re.escape(prefix) + r"\d{20}")
+    orphans = sorted(name for name in found if name != keep and generation.fullmatch(name))
     for name in orphans:
         client.indices.delete(index=name, ignore_unavailable=True)
     return orphans
@@ -132,6 +150,7 @@ def load_state(
     *,
     dry_run: bool = False,
     progress: Progress | None = None,
+    namespace: str = DEFAULT_NAMESPACE,
     chunk_size: int = 1000,
     max_retries: int = 8,
     initial_backoff: float = 0.5,
@@ -144,7 +163,7 @@ def load_state(
     began = time.perf_counter()
     state = corpus.state
     ranked_laws, process = counts(corpus.laws)
-    current = serving(client, state)
+    current = serving(client, state, namespace)
     wanted = fingerprint(corpus)
     same = current is not None and _meta(client, current).get("fingerprint") == wanted
 
@@ -153,12 +172,12 @@ def load_state(
 
     if dry_run:
         return done("would be unchanged" if same else "would index", current if same else None)
-    remove_orphans(client, state, keep=current)
+    remove_orphans(client, state, current, namespace)
     if same:
         return done("unchanged", current)
 
     stats = statistics(corpus.laws)
-    index = index_prefix(state) + _generation()
+    index = index_prefix(state, namespace) + _generation()
     body = mappings.laws_index()
     body["settings"]["index"]["refresh_interval"] = "-1"
     body["mappings"]["_meta"] = {
@@ -194,7 +213,7 @@ def load_state(
             else:
                 failed += 1
                 if first_failure is None:
-                    (action, info), = item.items()
+                    ((_, info),) = item.items()
                     first_failure = f"{info.get('_id')}: {info.get('status')} {info.get('error')}"
             if progress is not None and written % 200 == 0:
                 progress(state, min(written, len(corpus.laws)), len(corpus.laws))
@@ -205,16 +224,15 @@ def load_state(
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
-        actions: list[dict[str, Any]] = [{"add": {"index": index, "alias": alias_of(state)}}]
+        alias = alias_of(state, namespace)
+        actions: list[dict[str, Any]] = [{"add": {"index": index, "alias": alias}}]
         if current is not None:
-            actions.insert(0, {"remove": {"index": current, "alias": alias_of(state)}})
+            actions.insert(0, {"remove": {"index": current, "alias": alias}})
         client.indices.update_aliases(body={"actions": actions})
     except BaseException:
         # Best effort: when the cluster itself is gone this fails too, and the next load removes it.
-        try:
+        with contextlib.suppress(Exception):
             client.indices.delete(index=index, ignore_unavailable=True)
-        except Exception:  # noqa: BLE001,S110 -- the first failure is the one to report
-            pass
         raise
     if progress is not None:
         progress(state, len(corpus.laws), len(corpus.laws))
@@ -234,7 +252,10 @@ def load(
     client = connection.client()
     with talking(connection):
         client.info()
-        return [load_state(client, corpus, dry_run=dry_run, progress=progress) for corpus in corpora]
+        return [
+            load_state(client, corpus, dry_run=dry_run, progress=progress, namespace=connection.namespace)
+            for corpus in corpora
+        ]
 
 
 @dataclass(frozen=True)
@@ -256,16 +277,18 @@ def status(connection: Connection) -> list[StateStatus]:
     """Every state served under a lawindex alias, sorted by state."""
     client = connection.client()
     with talking(connection):
-        found = client.indices.get_alias(index="lawindex-*", ignore_unavailable=True, allow_no_indices=True)
+        namespace = connection.namespace
+        found = client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True)
+        served = re.compile(re.escape(namespace) + r"-([a-z]{2})")
         rows = []
         for index, body in sorted(found.items()):
             for alias in body.get("aliases", {}):
-                if not alias.startswith("lawindex-"):
+                if not served.fullmatch(alias):
                     continue
                 meta = _meta(client, index)
                 rows.append(
                     StateStatus(
-                        state=str(meta.get("state", alias.removeprefix("lawindex-").upper())),
+                        state=str(meta.get("state", alias[-2:].upper())),
                         alias=alias,
                         index=index,
                         laws=int(meta.get("laws", 0)),

@@ -7,6 +7,7 @@ never reach a message: URLs are shown without their user-info and the password i
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,14 +24,28 @@ DEFAULT_URL = "http://127.0.0.1:9200"
 START_HINT = "start a local node with `lawindex opensearch start`, or point OPENSEARCH_URL (or --url) at a cluster"
 
 
-def alias_of(state: str) -> str:
+DEFAULT_NAMESPACE = "lawindex"
+_NAMESPACE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def namespace_of(text: str) -> str:
+    """`text` as the first part of every index and alias name, or BadInput: lowercase letters, digits, _."""
+    if not _NAMESPACE.fullmatch(text):
+        raise BadInput(
+            f"not a namespace: {text!r}",
+            hint="a namespace is 1 to 40 lowercase letters, digits or _, starting with a letter",
+        )
+    return text
+
+
+def alias_of(state: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     """The alias a state's laws are served under: `lawindex-tx`. Only ever made from a valid state code."""
-    return f"lawindex-{state_code(state).lower()}"
+    return f"{namespace_of(namespace)}-{state_code(state).lower()}"
 
 
-def index_prefix(state: str) -> str:
+def index_prefix(state: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     """The prefix every generation of a state's index shares: `lawindex-tx-`."""
-    return alias_of(state) + "-"
+    return alias_of(state, namespace) + "-"
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,9 @@ class Connection:
     timeout: float = 10.0
     # Requests retried by the client on a connection error or timeout, before one is reported.
     retries: int = 2
+    # The first part of every index and alias name, so that several lawindexes (a test run, staging)
+    # can share a cluster without touching each other's states.
+    namespace: str = DEFAULT_NAMESPACE
 
     @classmethod
     def from_env(
@@ -56,8 +74,10 @@ class Connection:
         insecure: bool = False,
         timeout: float | None = None,
         retries: int | None = None,
+        namespace: str | None = None,
     ) -> Connection:
-        """A connection from the arguments, then OPENSEARCH_URL, OPENSEARCH_USER, OPENSEARCH_PASSWORD."""
+        """A connection from the arguments, then OPENSEARCH_URL, OPENSEARCH_USER, OPENSEARCH_PASSWORD,
+        LAWINDEX_TIMEOUT, LAWINDEX_RETRIES and LAWINDEX_NAMESPACE."""
         chosen = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
         parts = urlsplit(chosen)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -79,6 +99,7 @@ class Connection:
             insecure=insecure,
             timeout=timeout if timeout is not None else float(os.environ.get("LAWINDEX_TIMEOUT", "10")),
             retries=retries if retries is not None else int(os.environ.get("LAWINDEX_RETRIES", "2")),
+            namespace=namespace_of(namespace or os.environ.get("LAWINDEX_NAMESPACE") or DEFAULT_NAMESPACE),
         )
 
     def client(self) -> OpenSearch:

@@ -37,15 +37,19 @@ def emit_json(obj: Any) -> None:
 # Connection options, shared by every command that talks to OpenSearch so a user learns them once.
 UrlOption = Annotated[
     str | None,
-    typer.Option("--url", help="OpenSearch URL [env: OPENSEARCH_URL; default http://127.0.0.1:9200]", show_default=False),
+    typer.Option(
+        "--url", help="OpenSearch URL [env: OPENSEARCH_URL; default http://127.0.0.1:9200]", show_default=False
+    ),
 ]
-CaCertsOption = Annotated[str | None, typer.Option("--ca-certs", help="CA bundle to verify the cluster's TLS certificate")]
-InsecureOption = Annotated[
-    bool, typer.Option("--insecure", help="Do not verify TLS certificates (warns on every use)")
+CaCertsOption = Annotated[
+    str | None, typer.Option("--ca-certs", help="CA bundle to verify the cluster's TLS certificate")
 ]
+InsecureOption = Annotated[bool, typer.Option("--insecure", help="Do not verify TLS certificates (warns on every use)")]
 TimeoutOption = Annotated[
     float | None,
-    typer.Option("--timeout", help="Seconds a request may take [env: LAWINDEX_TIMEOUT; default 10]", show_default=False),
+    typer.Option(
+        "--timeout", help="Seconds a request may take [env: LAWINDEX_TIMEOUT; default 10]", show_default=False
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object a line on stdout")]
 

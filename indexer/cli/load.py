@@ -111,7 +111,13 @@ def status(
         table.add_column(column)
     for row in rows:
         table.add_row(
-            row.state, row.alias, row.index, str(row.laws), str(row.ranked), str(row.process),
-            row.sha256[:12], row.loaded_at,
+            row.state,
+            row.alias,
+            row.index,
+            str(row.laws),
+            str(row.ranked),
+            str(row.process),
+            row.sha256[:12],
+            row.loaded_at,
         )
     Console().print(table)

@@ -1,0 +1,332 @@
+"""`ask` on OpenSearch: the spec's exact ranking, from a real cluster.
+
+words(question) → spelled_as() against the state's vocabulary (stored with its index) → one `term`
+query per distinct word on the ranked field `words`, summed by a bool query → a window of candidates
+by OpenSearch's own BM25 → each candidate re-scored with the spec's float64 arithmetic from the
+statistics the indexer stored → the window proven wide enough, or widened and asked again.
+
+Why the window is needed: OpenSearch's BM25 is the spec's formula with other arithmetic (DESIGN.md,
+"Exactness"): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
+float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average length leave out a
+ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
+near the top but not always in the spec's order. Why the window is enough: see `_outside_bound`.
+
+The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
+already holds, or nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from indexer.answers import RETRIEVED_LAWS, Answer, Hit
+from indexer.corpus import Law, state_code
+from indexer.errors import BadInput, ClusterRefused
+from indexer.load import STATISTICS_ID, law_id
+from indexer.opensearch import Connection, alias_of, talking
+from indexer.reference import exact_term_score
+from indexer.spelling import Vocabulary
+from indexer.words import words
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+# The first window asked for: wide enough that the spec's top 8 is almost always inside it (measured
+# by `lawindex verify` and benchmarks/ask.py), narrow enough that fetching it costs little more than
+# fetching 8. A window that cannot be proven wide enough is widened by WIDEN and asked again.
+WINDOW = 32
+WIDEN = 4
+# float32 arithmetic in Lucene: each term's score carries a relative error of a few units in the last
+# place (2^-24 ≈ 6e-8 each), and the sum is cast to float once more. 1e-5 covers any query of up to
+# a hundred terms with room to spare; a looser bound only costs a wider window, never a wrong answer.
+FLOAT32_SLACK = 1e-5
+# Fields a hit needs: the law to show, and what exact re-scoring needs (order, length, counts).
+_SOURCE = ["id", "kind", "law", "question", "concept", "family", "source", "order", "length", "counts"]
+
+
+@dataclass(frozen=True)
+class IndexStatistics:
+    """What the query side needs of one concrete index (the spec's `Index`, less the per-law parts)."""
+
+    index: str
+    size: int  # the spec's N: ranked laws
+    average: float  # the spec's average length over ranked laws
+    vocabulary: dict[str, int]  # word → df, in the spec's Map order
+    spelling: Vocabulary
+    doc_count: int  # Lucene's N for the field: ranked laws with at least one word
+    total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
+
+    @classmethod
+    def of(cls, index: str, body: dict[str, Any]) -> IndexStatistics:
+        vocabulary = {str(word): int(df) for word, df in body["vocabulary"]}
+        return cls(
+            index=index,
+            size=int(body["size"]),
+            average=float(body["average"]),
+            vocabulary=vocabulary,
+            spelling=Vocabulary(vocabulary),
+            doc_count=int(body["doc_count"]),
+            total_length=int(body["total_length"]),
+        )
+
+
+@dataclass(frozen=True)
+class Window:
+    """How one question was answered: the windows asked for and whether the last was complete."""
+
+    sizes: tuple[int, ...]
+    matched: int  # laws that share a word with the question
+
+
+class OpenSearchEngine:
+    """Answers questions from the laws loaded into OpenSearch, ranked exactly as the spec ranks them."""
+
+    def __init__(self, connection: Connection, *, window: int = WINDOW) -> None:
+        self.connection = connection
+        self.window = window
+        self._client: OpenSearch | None = None
+        # Statistics per concrete index, as the spec's WeakMap keys its Index by the laws array: a
+        # reload makes a new index, so another generation never reads this one's counts.
+        self._statistics: dict[str, IndexStatistics] = {}
+        # The concrete index each state's alias pointed to when last seen.
+        self._serving: dict[str, str] = {}
+        self._legacy: bool | None = None
+        self._lock = threading.Lock()
+        self.last_window: Window | None = None
+
+    @property
+    def client(self) -> OpenSearch:
+        if self._client is None:
+            self._client = self.connection.client()
+        return self._client
+
+    def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
+        """The laws of `state` that best answer `question`, best first; exactly the reference's answer."""
+        state = state_code(state)
+        asked = words(question)
+        with talking(self.connection):
+            # A search that races a reload can meet the old index as it is deleted: ask again, once,
+            # and the alias has moved by then.
+            for attempt in range(2):
+                try:
+                    return self._ask(state, question, asked, limit)
+                except _Moved:
+                    if attempt:
+                        raise
+        raise AssertionError("unreachable")
+
+    def statistics(self, state: str) -> IndexStatistics:
+        """The statistics of the index now behind `state`'s alias (fetched once per concrete index)."""
+        state = state_code(state)
+        with talking(self.connection):
+            return self._fresh_statistics(state)
+
+    def _fresh_statistics(self, state: str) -> IndexStatistics:
+        from opensearchpy import NotFoundError
+
+        try:
+            found = self.client.get(
+                index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source_includes=["statistics"]
+            )
+        except NotFoundError:
+            raise _no_index(state, self.connection.namespace) from None
+        return self._remember(state, found["_index"], found["_source"]["statistics"])
+
+    def _remember(self, state: str, index: str, body: dict[str, Any]) -> IndexStatistics:
+        with self._lock:
+            known = self._statistics.get(index)
+            if known is None:
+                known = self._statistics[index] = IndexStatistics.of(index, body)
+            self._serving[state] = index
+            return known
+
+    def _cached(self, state: str) -> IndexStatistics:
+        index = self._serving.get(state)
+        if index is not None and index in self._statistics:
+            return self._statistics[index]
+        return self._fresh_statistics(state)
+
+    def _ask(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
+        stats = self._cached(state)
+        for _ in range(2):
+            terms = _expand(asked, stats)
+            size = max(self.window, limit)
+            sizes: list[int] = []
+            while True:
+                sizes.append(size)
+                response = self._search(state, terms, size)
+                hits = response["hits"]["hits"]
+                served = _served_by(hits)
+                if served is not None and served != stats.index:
+                    break  # the alias moved since the vocabulary was read: expand again with the new one
+                laws = [hit for hit in hits if hit["_id"] != STATISTICS_ID]
+                matched = int(response["hits"]["total"]["value"]) - (1 if len(laws) < len(hits) else 0)
+                ranked_hits = _rescore(laws, terms, stats)
+                if len(laws) >= matched or _proven(ranked_hits, laws, terms, stats, limit, self._is_legacy()):
+                    self.last_window = Window(tuple(sizes), matched)
+                    return Answer(state, question, asked, terms, ranked_hits[:limit])
+                size *= WIDEN
+            stats = self._fresh_statistics(state)
+        raise _Moved
+
+    def _search(self, state: str, terms: list[str], size: int) -> dict[str, Any]:
+        from opensearchpy import NotFoundError, TransportError
+
+        should: list[dict[str, Any]] = [{"term": {"words": term}} for term in terms]
+        # The statistics document, at score 0: it tells which concrete index answered even when no
+        # law shares a word, so a reload between reading the vocabulary and searching is always seen.
+        should.append({"constant_score": {"filter": {"ids": {"values": [STATISTICS_ID]}}, "boost": 0}})
+        body = {
+            "size": size,
+            "track_total_hits": True,
+            "_source": _SOURCE,
+            "query": {"bool": {"should": should}},
+        }
+        try:
+            result: dict[str, Any] = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
+        except NotFoundError:
+            if self._serving.get(state) is not None:
+                self._serving.pop(state, None)
+                raise _Moved from None
+            raise _no_index(state, self.connection.namespace) from None
+        except TransportError as error:
+            # A search that reached an index as a reload deleted it fails on its shards.
+            if error.status_code in (400, 404, 503) and self._serving.get(state) is not None:
+                self._serving.pop(state, None)
+                raise _Moved from None
+            raise
+        return result
+
+    def _is_legacy(self) -> bool:
+        """True where OpenSearch's BM25 multiplies by (k1+1): 2.x's LegacyBM25Similarity; 3.x drops it."""
+        if self._legacy is None:
+            major = int(str(self.client.info()["version"]["number"]).split(".")[0])
+            self._legacy = major < 3
+        return self._legacy
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of one family, in corpus order (a page row is reached by its family, not by words)."""
+        state = state_code(state)
+        body = {
+            "size": 1000,
+            "sort": [{"order": "asc"}],
+            "_source": _SOURCE,
+            "query": {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}},
+        }
+        from opensearchpy import NotFoundError
+
+        with talking(self.connection):
+            try:
+                response = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
+            except NotFoundError:
+                raise _no_index(state, self.connection.namespace) from None
+        return [_law(hit["_source"]) for hit in response["hits"]["hits"]]
+
+    def get(self, state: str, law: str) -> Law:
+        """One law of `state` by its id."""
+        state = state_code(state)
+        from opensearchpy import NotFoundError
+
+        with talking(self.connection):
+            try:
+                found = self.client.get(
+                    index=alias_of(state, self.connection.namespace), id=law_id(law), _source_includes=_SOURCE
+                )
+            except NotFoundError as error:
+                if isinstance(error.info, dict) and error.info.get("found") is False:
+                    raise BadInput(f"{state} has no law {law!r}") from None
+                raise _no_index(state, self.connection.namespace) from None
+        return _law(found["_source"])
+
+
+class _Moved(Exception):
+    """The alias moved while a question was being answered."""
+
+
+def _no_index(state: str, namespace: str) -> ClusterRefused:
+    return ClusterRefused(
+        f"no index for {state}: nothing is loaded under {alias_of(state, namespace)}",
+        hint=f"load it with `lawindex load corpora --state {state}`",
+    )
+
+
+def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
+    """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order."""
+    return list(dict.fromkeys(known for word in asked for known in stats.spelling.spelled_as(word)))
+
+
+def _served_by(hits: list[dict[str, Any]]) -> str | None:
+    return str(hits[0]["_index"]) if hits else None
+
+
+def _law(source: dict[str, Any]) -> Law:
+    return Law.model_validate(
+        {key: source.get(key) for key in ("id", "kind", "law", "question", "concept", "family", "source")}
+    )
+
+
+def _exact(source: dict[str, Any], terms: list[str], stats: IndexStatistics) -> float:
+    """The spec's score of one law: its terms summed in `asked` order, in float64."""
+    counts: dict[str, int] = source["counts"]
+    length = int(source["length"])
+    score = 0.0
+    for term in terms:
+        tf = counts.get(term, 0)
+        if tf:
+            score += exact_term_score(tf, stats.vocabulary[term], stats.size, length, stats.average)
+    return score
+
+
+def _rescore(laws: list[dict[str, Any]], terms: list[str], stats: IndexStatistics) -> list[Hit]:
+    """The window's laws by the spec's score, ties in corpus order, as the spec's stable sort leaves them."""
+    scored = [
+        Hit(law=_law(hit["_source"]), score=_exact(hit["_source"], terms, stats), order=int(hit["_source"]["order"]))
+        for hit in laws
+    ]
+    scored = [hit for hit in scored if hit.score > 0]
+    scored.sort(key=lambda hit: (-hit.score, hit.order))
+    return scored
+
+
+def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool) -> float:
+    """ρ: no law's spec score exceeds ρ times its OpenSearch score. So a law outside the window, whose
+    OpenSearch score is at most the window's lowest, scores at most ρ times that by the spec.
+
+    Per term, spec / OpenSearch = (idf / idf') · ((k1+1) / f) · (D' / D), where
+    - idf' is Lucene's, from its N (`doc_count`), which leaves out ranked laws with no words; the spec's
+      N is at least as large and df is the same, so idf / idf' >= 1, computed here per term;
+    - f is (k1+1) on 2.x (LegacyBM25Similarity) and 1 on 3.x (BM25Similarity);
+    - D = tf + k1·(1 - b + b·L/avg) is the spec's denominator and D' Lucene's, with the length L' decoded
+      from one byte, L' <= L (SmallFloat rounds down), and avg' = total / doc_count >= avg = total / N.
+      So L'/avg' <= L/avg, D' <= D, and D' / D <= 1.
+    A law's score is a sum of such terms, so its ratio is at most the largest term's; float32 adds
+    FLOAT32_SLACK.
+    """
+    k1 = 1.2
+    f = (k1 + 1) if legacy else 1.0
+    worst = 1.0
+    for term in terms:
+        n = stats.vocabulary[term]
+        exact_idf = math.log(1 + (stats.size - n + 0.5) / (n + 0.5))
+        lucene_idf = math.log(1 + (stats.doc_count - n + 0.5) / (n + 0.5))
+        worst = max(worst, exact_idf / lucene_idf)
+    return worst * ((k1 + 1) / f) * (1 + FLOAT32_SLACK)
+
+
+def _proven(
+    ranked_hits: list[Hit],
+    laws: list[dict[str, Any]],
+    terms: list[str],
+    stats: IndexStatistics,
+    limit: int,
+    legacy: bool,
+) -> bool:
+    """True when no law outside the window can enter the top `limit`: the limit-th best spec score in the
+    window is strictly above the most any outside law can score (an equal one could win on corpus order)."""
+    if len(ranked_hits) < limit or not laws:
+        return False
+    lowest = min(float(hit["_score"]) for hit in laws)
+    return ranked_hits[limit - 1].score > _outside_bound(terms, stats, legacy) * lowest
