@@ -1,13 +1,29 @@
 """The `Law` model and the reader of `corpora/<STATE>.jsonl`.
 
-Every error names the file, the line and the field. The order of the lines is the corpus order: it
-breaks ties between equal scores, as the spec's stable sort does.
+Every error names the file, the line and the field, and the whole file is refused: nothing downstream
+runs on a file with one bad line. The order of the lines is the corpus order: it breaks ties between
+equal scores, as the spec's stable sort does.
+
+What a file may be:
+
+- named `<STATE>.jsonl`, STATE an upper-case USPS code (`tx.jsonl` is refused: index names are made
+  from the code, and two spellings of one state must not be two files);
+- UTF-8, with or without a byte-order mark at the start; lines ending in LF or CRLF; blank lines skipped;
+- one JSON object a line, at most MAX_LINE_BYTES (1 MiB) a line: a law is a few hundred bytes, and a
+  line of megabytes is a broken export, refused by its length before it is parsed (never a hang: a
+  5 MB line is refused in microseconds, and a 1 MiB one parses in milliseconds);
+- no NaN or Infinity (not JSON, though Python's parser takes them), no lone surrogate escapes
+  (`"\ud800"`: not a character, cannot be indexed or printed as UTF-8);
+- `id`, `kind`, `law` and `concept` non-empty strings, `concept` kebab-case (`parking-fire-hydrant`),
+  `question` a string that may be empty (a law without a learner's question still has its text to be
+  found by), `family` and `source` strings or absent; `id` unique in the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,10 +32,11 @@ from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_va
 from indexer.errors import BadInput, CorpusError
 
 # USPS codes: the 50 states, DC, and the territories. An index name is only ever made from one of these.
-STATES = frozenset(
+_CODES = (
     "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND "
-    "OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC AS GU MP PR VI UM".split()
+    "OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC AS GU MP PR VI UM"
 )
+STATES = frozenset(_CODES.split())
 
 
 def state_code(text: str) -> str:
@@ -53,6 +70,35 @@ class Law(BaseModel):
             raise ValueError("must not be empty")
         return value
 
+    @field_validator("concept")
+    @classmethod
+    def _kebab_case(cls, value: str) -> str:
+        if not _KEBAB.fullmatch(value):
+            raise ValueError(f"must be kebab-case (lower-case words joined by '-'), got {value!r}")
+        return value
+
+
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+# A law is a few hundred bytes; Texas's longest is under 5 KB. A line past this is a broken export.
+MAX_LINE_BYTES = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _surrogate_field(row: dict[str, object]) -> str | None:
+    """The first field whose string holds a lone surrogate (from a `\\ud800` escape), or None."""
+    for key, value in row.items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return key
+    return None
+
 
 @dataclass(frozen=True)
 class Corpus:
@@ -65,42 +111,61 @@ class Corpus:
 
 
 def read_corpus(path: Path) -> Corpus:
-    """The laws of one `<STATE>.jsonl` file, or a CorpusError naming file, line and field."""
+    """The laws of one `<STATE>.jsonl` file in line order, or a CorpusError naming file, line and field.
+
+    `sha256` is of the file's bytes as they are on disk: the loader compares it to skip unchanged files.
+    """
     name = str(path)
     state = path.stem.upper()
     if path.suffix != ".jsonl" or path.stem != state or state not in STATES:
         raise CorpusError(name, 0, None, "the file name is not a state code: expected <STATE>.jsonl, like TX.jsonl")
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    try:
+        raw_file = path.read_bytes()
+    except OSError as error:
+        raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
+    data = raw_file[len(_BOM) :] if raw_file.startswith(_BOM) else raw_file
     laws: list[Law] = []
     seen: dict[str, int] = {}
     for number, raw in enumerate(data.split(b"\n"), start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise CorpusError(
+                name, number, None, f"the line has {len(raw):,} bytes, more than the {MAX_LINE_BYTES:,} a law may have"
+            )
         if not raw.strip():
             continue
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise CorpusError(name, number, None, f"not UTF-8 (byte {error.start + 1})") from None
+            raise CorpusError(
+                name, number, None, f"not UTF-8: byte {error.start + 1} of the line is 0x{raw[error.start]:02x}"
+            ) from None
         try:
-            row = json.loads(line)
+            row = json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as error:
             raise CorpusError(name, number, None, f"not JSON: {error.msg} at column {error.colno}") from None
+        except ValueError as error:  # NaN, Infinity, -Infinity
+            raise CorpusError(name, number, None, f"not JSON: {error}") from None
         if not isinstance(row, dict):
-            raise CorpusError(name, number, None, "a line must be one JSON object")
+            raise CorpusError(name, number, None, f"a line must be one JSON object, not {type(row).__name__}")
+        surrogate = _surrogate_field(row)
+        if surrogate is not None:
+            raise CorpusError(
+                name, number, surrogate, "holds a lone surrogate escape (like \\ud800), which is not a character"
+            )
         try:
             law = Law.model_validate(row)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or None
-            raise CorpusError(name, number, where, first["msg"].lower()) from None
+            problem = first["msg"].removeprefix("Value error, ")
+            raise CorpusError(name, number, where, problem[:1].lower() + problem[1:]) from None
         if law.id in seen:
             raise CorpusError(name, number, "id", f"duplicate id {law.id!r} (first on line {seen[law.id]})")
         seen[law.id] = number
         laws.append(law)
     if not laws:
         raise CorpusError(name, 0, None, "the file has no laws")
-    return Corpus(state, path, tuple(laws), hashlib.sha256(data).hexdigest())
+    return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest())
 
 
 def read_corpora(directory: Path, states: list[str] | None = None) -> list[Corpus]:

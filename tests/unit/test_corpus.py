@@ -1,0 +1,203 @@
+"""Every bad corpus file is refused with its file, line and field named; good ones are read in order."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from indexer.corpus import MAX_LINE_BYTES, read_corpora, read_corpus, state_code
+from indexer.errors import BadInput, CorpusError
+
+GOOD = {
+    "id": "TX-1",
+    "kind": "statute",
+    "law": "Do not park within 15 feet of a fire hydrant.",
+    "question": "How far from a hydrant can I park?",
+    "concept": "parking-fire-hydrant",
+}
+
+
+def row(**changes: object) -> str:
+    data: dict[str, object] = {**GOOD, **changes}
+    for key in [k for k, v in data.items() if v is _DROP]:
+        del data[key]
+    return json.dumps(data)
+
+
+_DROP = object()
+
+
+def write(tmp_path: Path, content: str | bytes, name: str = "TX.jsonl") -> Path:
+    path = tmp_path / name
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def refused(path: Path) -> CorpusError:
+    with pytest.raises(CorpusError) as caught:
+        read_corpus(path)
+    assert str(path) in caught.value.message
+    assert caught.value.exit_code == 2
+    return caught.value
+
+
+def test_a_good_file_is_read_in_line_order(tmp_path: Path) -> None:
+    lines = [row(), row(id="TX-2", kind="process", question="", family="permit"), row(id="TX-3")]
+    corpus = read_corpus(write(tmp_path, "\n".join(lines) + "\n"))
+    assert corpus.state == "TX"
+    assert [law.id for law in corpus.laws] == ["TX-1", "TX-2", "TX-3"]
+    assert corpus.laws[1].question == ""  # an empty question is accepted
+    assert len(corpus.sha256) == 64
+
+
+def test_sha256_is_of_the_bytes_on_disk(tmp_path: Path) -> None:
+    import hashlib
+
+    content = (row() + "\n").encode()
+    assert read_corpus(write(tmp_path, content)).sha256 == hashlib.sha256(content).hexdigest()
+
+
+def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+    error = refused(write(tmp_path, row() + "\n" + '{"id": "TX-2", "kind": \n'))
+    assert error.line == 2
+    assert f"{tmp_path / 'TX.jsonl'}:2" in error.message
+    assert "not JSON" in error.message and "column" in error.message
+
+
+@pytest.mark.parametrize("field", ["id", "kind", "law", "question", "concept"])
+def test_a_missing_field_is_named(tmp_path: Path, field: str) -> None:
+    error = refused(write(tmp_path, row() + "\n" + row(**{"id": "TX-2", field: _DROP})))
+    assert (error.line, error.field) == (2, field)
+    assert f"field '{field}'" in error.message and "required" in error.message
+
+
+@pytest.mark.parametrize("field", ["id", "kind", "law", "question", "concept", "family", "source"])
+def test_a_mistyped_field_is_named(tmp_path: Path, field: str) -> None:
+    error = refused(write(tmp_path, row(**{field: 5})))
+    assert (error.line, error.field) == (1, field)
+    assert "string" in error.message
+
+
+@pytest.mark.parametrize("field", ["id", "kind", "law", "concept"])
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_empty_fields_are_refused(tmp_path: Path, field: str, blank: str) -> None:
+    error = refused(write(tmp_path, row(**{field: blank})))
+    assert (error.line, error.field) == (1, field)
+    assert "empty" in error.message or "kebab" in error.message
+
+
+@pytest.mark.parametrize("concept", ["Parking", "parking_hydrant", "parking--hydrant", "-parking", "parking hydrant"])
+def test_a_concept_that_is_not_kebab_case(tmp_path: Path, concept: str) -> None:
+    error = refused(write(tmp_path, row(concept=concept)))
+    assert (error.line, error.field) == (1, "concept")
+    assert "kebab-case" in error.message
+
+
+def test_a_duplicate_id_names_both_lines(tmp_path: Path) -> None:
+    error = refused(write(tmp_path, "\n".join([row(), row(id="TX-2"), row(id="TX-1")])))
+    assert (error.line, error.field) == (3, "id")
+    assert "duplicate id 'TX-1'" in error.message and "line 1" in error.message
+
+
+@pytest.mark.parametrize("name", ["XX.jsonl", "tx.jsonl", "TX.json", "Texas.jsonl", "TX.jsonl.bak"])
+def test_a_file_name_that_is_not_a_state_code(tmp_path: Path, name: str) -> None:
+    error = refused(write(tmp_path, row(), name=name))
+    assert error.line == 0
+    assert "state code" in error.message
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "\r\n  \r\n"])
+def test_an_empty_file(tmp_path: Path, content: str) -> None:
+    assert "no laws" in refused(write(tmp_path, content)).message
+
+
+def test_bytes_that_are_not_utf8_name_line_and_byte(tmp_path: Path) -> None:
+    bad = row().encode().replace(b"hydrant.", b"hydr\xe9nt.")
+    error = refused(write(tmp_path, (row() + "\n").encode() + bad))
+    assert error.line == 2
+    position = bad.index(b"\xe9") + 1
+    assert f"byte {position} of the line is 0xe9" in error.message
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    corpus = read_corpus(write(tmp_path, b"\xef\xbb\xbf" + (row() + "\n").encode()))
+    assert [law.id for law in corpus.laws] == ["TX-1"]
+
+
+def test_crlf_line_endings_are_accepted(tmp_path: Path) -> None:
+    corpus = read_corpus(write(tmp_path, (row() + "\r\n" + row(id="TX-2") + "\r\n").encode()))
+    assert [law.id for law in corpus.laws] == ["TX-1", "TX-2"]
+    assert not corpus.laws[1].concept.endswith("\r")
+
+
+def test_a_line_of_several_megabytes_is_refused_fast(tmp_path: Path) -> None:
+    huge = row(law="park " * 1_000_000)  # 5 MB
+    path = write(tmp_path, row() + "\n" + huge + "\n")
+    started = time.perf_counter()
+    error = refused(path)
+    assert time.perf_counter() - started < 5  # never a hang; it is milliseconds
+    assert error.line == 2
+    assert f"{MAX_LINE_BYTES:,}" in error.message
+
+
+def test_a_long_line_under_the_maximum_is_accepted(tmp_path: Path) -> None:
+    law = "park " * ((MAX_LINE_BYTES - 1000) // 5)
+    corpus = read_corpus(write(tmp_path, row(law=law)))
+    assert corpus.laws[0].law == law
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '"a law"', "5", "null"])
+def test_json_that_is_not_an_object(tmp_path: Path, content: str) -> None:
+    error = refused(write(tmp_path, content))
+    assert error.line == 1 and "one JSON object" in error.message
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(tmp_path: Path, constant: str) -> None:
+    error = refused(write(tmp_path, row()[:-1] + f', "weight": {constant}}}'))
+    assert error.line == 1 and constant in error.message
+
+
+def test_a_lone_surrogate_escape_is_refused(tmp_path: Path) -> None:
+    text = row().replace("fire hydrant.", "fire hydrant \\ud800.")
+    error = refused(write(tmp_path, text))
+    assert (error.line, error.field) == (1, "law")
+    assert "surrogate" in error.message
+
+
+def test_a_surrogate_pair_escape_is_a_character(tmp_path: Path) -> None:
+    text = row().replace("fire hydrant.", "fire hydrant \\ud83d\\ude92.")
+    assert read_corpus(write(tmp_path, text)).laws[0].law.endswith("\U0001f692.")
+
+
+def test_read_corpora_checks_every_file_and_sorts_by_state(tmp_path: Path) -> None:
+    write(tmp_path, row(id="MD-1"), name="MD.jsonl")
+    write(tmp_path, row(), name="AL.jsonl")
+    assert [corpus.state for corpus in read_corpora(tmp_path)] == ["AL", "MD"]
+    assert [corpus.state for corpus in read_corpora(tmp_path, ["md"])] == ["MD"]
+    with pytest.raises(BadInput, match="no corpus file for TX"):
+        read_corpora(tmp_path, ["TX"])
+    write(tmp_path, "{", name="VT.jsonl")
+    with pytest.raises(CorpusError, match=r"VT\.jsonl:1"):
+        read_corpora(tmp_path)
+
+
+def test_read_corpora_of_a_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="not a directory"):
+        read_corpora(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("text", ["XX", " TX", "Texas", "", "T X"])
+def test_state_code_refuses(text: str) -> None:
+    with pytest.raises(BadInput, match="not a state code"):
+        state_code(text)
+
+
+def test_state_code_upper_cases() -> None:
+    assert state_code("tx") == "TX"
