@@ -138,7 +138,8 @@ _piece = st.one_of(
     st.sampled_from(_WORDS),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=8),
     st.text(alphabet=" \t\n.,;:-_'\"!?()/&#", min_size=1, max_size=3),
-    st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=4),
+    # Any character a UTF-8 corpus file can hold (no lone surrogates).
+    st.text(st.characters(codec="utf-8"), min_size=1, max_size=4),
 )
 _texts = st.lists(_piece, max_size=20).map("".join)
 
