@@ -1,0 +1,142 @@
+"""`lawindex ask` through typer's runner, on a small corpus directory made for each test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from indexer.cli import app
+
+LAWS = [
+    {"id": "MD-S01", "kind": "statute", "law": "Do not park within 15 feet of a fire hydrant.",
+     "question": "How far from a fire hydrant can I park?", "concept": "parking-fire-hydrant"},
+    {"id": "MD-S02", "kind": "statute", "law": "Do not park within 20 feet of a fire station driveway.",
+     "question": "How close to a fire station can I park?", "concept": "parking-fire-station"},
+    {"id": "MD-S03", "kind": "statute", "law": "Use headlights from sunset to sunrise.",
+     "question": "When must my headlights be on?", "concept": "headlights-night"},
+    {"id": "MD-P1", "kind": "process", "law": "Bring your permit to the road test.",
+     "question": "How far ahead must I book the park road test?", "concept": "road-test", "family": "road-test"},
+]  # fmt: skip
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def corpora(tmp_path: Path) -> Path:
+    (tmp_path / "MD.jsonl").write_text("\n".join(json.dumps(law) for law in LAWS) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["ask", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_text_output_is_the_spec_main(corpora: Path) -> None:
+    code, out, _ = run("MD", "how far from a fire hydrant can i park", "--corpora", str(corpora))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "words: far fire hydrant park"
+    assert lines[1] == "MD-S01  Do not park within 15 feet of a fire hydrant."
+    assert lines[2].startswith("MD-S02  ")
+    assert len(lines) == 3  # no headlights, no process row
+
+
+def test_json_shape(corpora: Path) -> None:
+    code, out, _ = run("md", "behing a firehydrant", "--corpora", str(corpora), "--json", "--engine", "reference")
+    assert code == 0
+    (line,) = out.splitlines()
+    answer = json.loads(line)
+    assert set(answer) == {"state", "question", "words", "terms", "hits"}
+    assert answer["state"] == "MD" and answer["question"] == "behing a firehydrant"
+    assert answer["words"] == ["behing", "firehydrant"]
+    assert answer["terms"] == ["fire", "hydrant"]  # "behing" is one edit from nothing here
+    assert [hit["id"] for hit in answer["hits"]] == ["MD-S01", "MD-S02"]
+    assert set(answer["hits"][0]) == {"id", "kind", "score", "law"}
+    assert answer["hits"][0]["score"] > answer["hits"][1]["score"] > 0
+
+
+def test_from_stdin_answers_every_line(corpora: Path) -> None:
+    code, out, _ = run("MD", "--from", "-", "--json", "--corpora", str(corpora), stdin="fire hydrant\n\nheadlights\r\n")
+    assert code == 0
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [a["question"] for a in answers] == ["fire hydrant", "headlights"]
+    assert answers[1]["hits"][0]["id"] == "MD-S03"
+
+
+def test_from_a_file(corpora: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.txt"
+    questions.write_text("fire\nsunset\n", encoding="utf-8")
+    code, out, _ = run("MD", "--from", str(questions), "--corpora", str(corpora))
+    assert code == 0
+    assert out.count("words: ") == 2
+    assert "MD-S03  Use headlights" in out
+
+
+def test_limit(corpora: Path) -> None:
+    code, out, _ = run("MD", "park", "--limit", "1", "--corpora", str(corpora))
+    assert code == 0 and len(out.splitlines()) == 2
+    for bad in ("0", "101"):
+        code, _, _ = run("MD", "park", "--limit", bad, "--corpora", str(corpora))
+        assert code == 2
+
+
+def test_a_question_over_2000_characters_is_refused(corpora: Path) -> None:
+    code, out, err = run("MD", "park " * 401, "--corpora", str(corpora))
+    assert code == 2 and out == ""
+    assert "2,005 characters" in err and "2,000" in err
+
+
+def test_a_question_of_2000_characters_is_answered(corpora: Path) -> None:
+    code, _, _ = run("MD", "park" + " " * 1996, "--corpora", str(corpora))
+    assert code == 0
+
+
+def test_an_empty_question_has_no_hits_and_says_so(corpora: Path) -> None:
+    code, out, err = run("MD", "how can i", "--corpora", str(corpora))
+    assert code == 0
+    assert out.splitlines() == ["words: "]
+    assert "no words" in err
+
+
+def test_an_unknown_state(corpora: Path) -> None:
+    code, _, err = run("ZZ", "park", "--corpora", str(corpora))
+    assert code == 2 and "not a state code: 'ZZ'" in err
+
+
+def test_a_state_without_a_file(corpora: Path) -> None:
+    code, _, err = run("TX", "park", "--corpora", str(corpora))
+    assert code == 2 and "no corpus file for TX" in err
+
+
+def test_a_bad_corpus_file_names_file_and_line(corpora: Path) -> None:
+    path = corpora / "MD.jsonl"
+    path.write_text(path.read_text() + '{"id": "MD-S09", "kind": "statute"}\n', encoding="utf-8")
+    code, out, err = run("MD", "park", "--corpora", str(corpora))
+    assert code == 2 and out == ""
+    assert f"{path}:5: field 'law'" in err
+
+
+def test_the_opensearch_engine_is_not_there_yet(corpora: Path) -> None:
+    code, _, err = run("MD", "park", "--engine", "opensearch", "--corpora", str(corpora))
+    assert code == 2 and "opensearch" in err
+
+
+def test_an_unknown_engine_is_a_usage_error(corpora: Path) -> None:
+    code, _, _ = run("MD", "park", "--engine", "lucene", "--corpora", str(corpora))
+    assert code == 2
+
+
+def test_question_and_from_together_are_refused(corpora: Path) -> None:
+    code, _, err = run("MD", "park", "--from", "-", "--corpora", str(corpora), stdin="fire\n")
+    assert code == 2 and "not both" in err
+
+
+def test_every_option_is_documented() -> None:
+    result = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for option in ("--engine", "--corpora", "--from", "--json", "--limit"):
+        assert option in result.stdout
