@@ -251,7 +251,10 @@ def build_statistics(laws: Sequence[Law]) -> Statistics:
     law_of = np.repeat(np.arange(len(counts), dtype=np.intp), per_law)
     word_of = np.fromiter(map(rank.__getitem__, distinct), dtype=np.intp, count=len(distinct))
     tf_of = np.array(tfs, dtype=np.float64)
-    order = np.argsort(word_of, kind="stable")
+    # Stable, so each word's postings stay in corpus order; on 16-bit keys numpy's stable sort is a radix
+    # sort (3 ms instead of 20 for Texas's 180,000 postings).
+    keys = word_of.astype(np.int16) if len(vocabulary) < 2**15 else word_of
+    order = np.argsort(keys, kind="stable")
     offsets = np.zeros(len(vocabulary) + 1, dtype=np.intp)
     np.cumsum(np.bincount(word_of, minlength=len(vocabulary)), out=offsets[1:])
     post_laws = law_of[order]
