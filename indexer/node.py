@@ -379,8 +379,10 @@ def _start_container(cache: Path, version: str, port: int, heap: str) -> dict[st
 def _mvn() -> str:
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise NodeError("Maven (mvn) is not on PATH; it resolves OpenSearch's jars from Maven Central",
-                        hint="install Maven 3.8+ (apt-get install maven)")
+        raise NodeError(
+            "Maven (mvn) is not on PATH; it resolves OpenSearch's jars from Maven Central",
+            hint="install Maven 3.8+ (apt-get install maven)",
+        )
     return mvn
 
 
@@ -565,8 +567,9 @@ def logs(port: int = 9200, lines: int = 50, cache_dir: Path | str | None = None)
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     record = _read_record(cache, port)
     if record is None:
-        raise NodeError(f"lawindex has started no OpenSearch on port {port}",
-                        hint=f"lawindex opensearch start --port {port}")
+        raise NodeError(
+            f"lawindex has started no OpenSearch on port {port}", hint=f"lawindex opensearch start --port {port}"
+        )
     if record.get("container"):
         done = subprocess.run(["docker", "logs", "--tail", str(lines), str(record["container"])],
                               capture_output=True, text=True, check=False)  # fmt: skip

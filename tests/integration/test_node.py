@@ -1,0 +1,82 @@
+"""The local node and the node under test: the pinned version, the analyzer's parts, death and rebirth, a taken port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch
+
+from indexer import node
+from indexer.errors import NodeError
+
+# Apart from the session's node (9250) and the shared development nodes (9200, 9201).
+REBIRTH_PORT = int(os.environ.get("LAWINDEX_REBIRTH_PORT", "9257"))
+
+
+def test_node_reports_the_pinned_version(opensearch: OpenSearch, opensearch_version: str) -> None:
+    reported = opensearch.info()["version"]["number"]
+    assert reported == opensearch_version
+    assert reported in node.pinned_versions()
+
+
+def test_analyze_with_pattern_tokenizer_stop_list_and_pattern_replace(opensearch: OpenSearch) -> None:
+    body = {
+        "tokenizer": {"type": "pattern", "pattern": "[^A-Za-z0-9]+"},
+        "filter": [
+            "lowercase",
+            {"type": "stop", "stopwords": ["how", "from", "the", "a"]},
+            # The spec's plural rule: a final s off words longer than three letters not ending in ss.
+            {"type": "pattern_replace", "pattern": "^(.{2,}[^s])s$", "replacement": "$1"},
+        ],
+        "text": "How far FROM the fire-hydrants, a bus and grass cars",
+    }
+    tokens = [t["token"] for t in opensearch.indices.analyze(body=body)["tokens"]]
+    assert tokens == ["far", "fire", "hydrant", "bus", "and", "grass", "car"]
+
+
+def _kill(found: node.NodeStatus) -> None:
+    if found.container:
+        subprocess.run(["docker", "kill", found.container], capture_output=True, check=False)
+    else:
+        assert found.pid is not None
+        os.kill(found.pid, signal.SIGKILL)
+
+
+def test_a_killed_node_is_dead_and_start_brings_up_a_fresh_one(opensearch_version: str) -> None:
+    first = node.start(version=opensearch_version, port=REBIRTH_PORT)
+    try:
+        assert first.state == "running"
+        _kill(first)
+        deadline = time.monotonic() + 20
+        while node.status(REBIRTH_PORT).state != "dead" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        dead = node.status(REBIRTH_PORT)
+        assert dead.state == "dead"
+        assert dead.version == opensearch_version
+
+        second = node.start(version=opensearch_version, port=REBIRTH_PORT)
+        assert second.state == "running"
+        assert not second.reused
+        if first.container is None:
+            assert second.pid != first.pid
+        assert node.status(REBIRTH_PORT).state == "running"
+    finally:
+        node.stop(REBIRTH_PORT)
+    assert node.status(REBIRTH_PORT).state == "stopped"
+
+
+def test_a_port_taken_by_something_else_is_a_clear_error_at_once(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        began = time.monotonic()
+        with pytest.raises(NodeError, match=f"port {port} .* taken"):
+            node.start(port=port, cache_dir=tmp_path)
+        assert time.monotonic() - began < 5
