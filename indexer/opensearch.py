@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from indexer.corpus import state_code
@@ -19,6 +19,8 @@ from indexer.errors import BadInput, ClusterRefused, Unreachable
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
+
+_N = TypeVar("_N", int, float)
 
 DEFAULT_URL = "http://127.0.0.1:9200"
 START_HINT = "start a local node with `lawindex opensearch start`, or point OPENSEARCH_URL (or --url) at a cluster"
@@ -97,8 +99,8 @@ class Connection:
             password=os.environ.get("OPENSEARCH_PASSWORD") or None,
             ca_certs=ca_certs,
             insecure=insecure,
-            timeout=timeout if timeout is not None else float(os.environ.get("LAWINDEX_TIMEOUT", "10")),
-            retries=retries if retries is not None else int(os.environ.get("LAWINDEX_RETRIES", "2")),
+            timeout=_setting("timeout", timeout, "LAWINDEX_TIMEOUT", float, 10.0),
+            retries=_setting("retries", retries, "LAWINDEX_RETRIES", int, 2),
             namespace=namespace_of(namespace or os.environ.get("LAWINDEX_NAMESPACE") or DEFAULT_NAMESPACE),
         )
 
@@ -117,6 +119,25 @@ class Connection:
             retry_on_timeout=True,
             pool_maxsize=32,
         )
+
+
+def _setting(name: str, given: _N | None, variable: str, kind: type[_N], default: _N) -> _N:
+    """A timeout or retry count from its option, else its environment variable, else its default; BadInput
+    for one that is not a number, or a timeout that is not positive or a retry count below 0 (a timeout of
+    0 would fail every request at once, and "abc" was a ValueError traceback)."""
+    text = os.environ.get(variable)
+    where = f"--{name}" if given is not None else variable
+    if given is None and text is not None:
+        try:
+            given = kind(text)
+        except ValueError:
+            raise BadInput(
+                f"{variable}={text!r} is not a number", hint=f"unset it for the default, {default}"
+            ) from None
+    value = default if given is None else given
+    if value < 0 or (kind is float and value == 0) or value != value:  # NaN is not a timeout either
+        raise BadInput(f"{where} must be {'above 0' if kind is float else '0 or more'}, got {value}")
+    return value
 
 
 def shown(url: str) -> str:
