@@ -207,6 +207,11 @@ class OpenSearchEngine:
             raise
         return result
 
+    def legacy(self) -> bool:
+        """True where the cluster's BM25 multiplies by (k1+1) (OpenSearch 2.x); asked once."""
+        with talking(self.connection):
+            return self._is_legacy()
+
     def _is_legacy(self) -> bool:
         """True where OpenSearch's BM25 multiplies by (k1+1): 2.x's LegacyBM25Similarity; 3.x drops it."""
         if self._legacy is None:

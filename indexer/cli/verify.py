@@ -1,0 +1,113 @@
+"""`lawindex verify`: the exact `ask`, OpenSearch's own ranking and the reference scorer, side by side."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from indexer.cli import app
+from indexer.cli._common import (
+    CaCertsOption,
+    InsecureOption,
+    JsonOption,
+    TimeoutOption,
+    UrlOption,
+    connect,
+    emit_json,
+    reporting,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from indexer.verify import Ranking, StateReport
+
+
+@app.command()
+def verify(
+    states: Annotated[list[str] | None, typer.Argument(help="States to verify [default: every corpus file]")] = None,
+    from_file: Annotated[
+        Path | None, typer.Option("--from", help="Questions, one a line [default: each law's own and variants]")
+    ] = None,
+    corpora: Annotated[Path, typer.Option("--corpora", help="Folder of <STATE>.jsonl corpus files")] = Path("corpora"),
+    as_json: JsonOption = False,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Check that `ask` on OpenSearch returns the reference scorer's top 8 for every question.
+
+    Prints, per state: the questions; how many got the reference's top 8 (ids and order) from the exact
+    ask (must be all) and from OpenSearch's own BM25 (with the reason for each difference); the largest
+    relative error of the Lucene mode against OpenSearch's _score; and how often the window widened.
+    Exits 7 when the exact ask disagrees even once.
+    """
+    from rich.console import Console
+
+    from indexer.corpus import read_corpora
+    from indexer.errors import Disagreement
+    from indexer.query import OpenSearchEngine
+    from indexer.verify import read_questions
+    from indexer.verify import verify as run
+
+    with reporting():
+        connection = connect(url, ca_certs, insecure, timeout)
+        chosen = read_corpora(corpora, states or None)
+        questions = read_questions(from_file) if from_file is not None else None
+        engine = OpenSearchEngine(connection)
+        console = Console(stderr=True)
+        with console.status("verifying", spinner="dots") if sys.stderr.isatty() and not as_json else nullcontext():
+            reports = run(engine, chosen, questions)
+        if as_json:
+            for report in reports:
+                emit_json(report.as_json())
+        else:
+            out = Console()
+            for report in reports:
+                _print(out, report)
+        wrong = sum(len(report.disagreements) for report in reports)
+        if wrong:
+            if not as_json:
+                for report in reports:
+                    for differing in report.disagreements:
+                        typer.echo(f"\n{report.state}: {differing.question!r}", err=True)
+                        typer.echo(_rankings(differing.reference, differing.other), err=True)
+            raise Disagreement(f"the exact ask disagreed with the reference on {wrong} question(s)")
+
+
+def _rankings(reference: Ranking, exact: Ranking) -> str:
+    lines = [f"  {'reference':<30} exact ask"]
+    for place in range(max(len(reference.ids), len(exact.ids))):
+        left = f"{reference.ids[place]} {reference.scores[place]!r}" if place < len(reference.ids) else ""
+        right = f"{exact.ids[place]} {exact.scores[place]!r}" if place < len(exact.ids) else ""
+        lines.append(f"  {left:<30} {right}")
+    return "\n".join(lines)
+
+
+def _print(console: Console, report: StateReport) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{report.state}: {report.questions} questions in {report.seconds:.1f}s", title_justify="left")
+    table.add_column("")
+    table.add_column("top 8 = reference", justify="right")
+    table.add_column("")
+    table.add_row("exact ask", f"{report.exact_same} / {report.questions}", f"{report.exact_percent:.1f}%")
+    table.add_row("OpenSearch BM25", f"{report.native_same} / {report.questions}", f"{report.native_percent:.1f}%")
+    for reason, count in report.reasons.most_common():
+        table.add_row(f"  differs: {reason}", str(count), "")
+    table.add_row(
+        "Lucene mode vs _score",
+        f"{report.lucene_error:.2g}",
+        f"largest relative error, {report.lucene_hits} hits",
+    )
+    table.add_row(
+        "window widened",
+        f"{report.widened} / {report.questions}",
+        f"widest {report.widest}",
+    )
+    console.print(table)
