@@ -350,7 +350,7 @@ def docker_available() -> bool:
     return done.returncode == 0
 
 
-def _start_container(cache: Path, version: str, port: int, heap: str) -> dict[str, Any]:
+def _start_container(cache: Path, version: str, port: int, heap: str, extra: dict[str, str]) -> dict[str, Any]:
     """The official image, bound to 127.0.0.1 only; security off because nothing but loopback reaches it."""
     name = f"lawindex-opensearch-{port}"
     subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
@@ -362,6 +362,7 @@ def _start_container(cache: Path, version: str, port: int, heap: str) -> dict[st
         "-e", "DISABLE_INSTALL_DEMO_CONFIG=true",
         "-e", "cluster.routing.allocation.disk.threshold_enabled=false",
         "-e", f"OPENSEARCH_JAVA_OPTS=-Xms{heap} -Xmx{heap}",
+        *(part for key, value in extra.items() for part in ("-e", f"{key}={value}")),
         f"{DOCKER_IMAGE}:{version}",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -453,7 +454,7 @@ def _spawn_detached(command: list[str], cwd: Path, output: Path) -> int:
     return int(done.stdout.strip())
 
 
-def _start_jvm(cache: Path, version: str, port: int, heap: str) -> dict[str, Any]:
+def _start_jvm(cache: Path, version: str, port: int, heap: str, extra: dict[str, str]) -> dict[str, Any]:
     java_home, major = find_java(version)
     artifacts = ensure_artifacts(version, cache, java_home)
     where = _port_dir(cache, port)
@@ -473,6 +474,7 @@ def _start_jvm(cache: Path, version: str, port: int, heap: str) -> dict[str, Any
         "cluster.routing.allocation.disk.threshold_enabled": "false",
         "node.name": f"lawindex-{port}",
         "cluster.name": f"lawindex-{port}",
+        **extra,
     }
     jvm = [str(java_home / "bin" / "java"), f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
            "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8"]  # fmt: skip
@@ -497,8 +499,12 @@ def start(
     port: int = 9200,
     heap: str = "512m",
     cache_dir: Path | str | None = None,
+    settings: dict[str, str] | None = None,
 ) -> NodeStatus:
-    """A green single-node OpenSearch on 127.0.0.1:port; the one already running there if `start` made it."""
+    """A green single-node OpenSearch on 127.0.0.1:port; the one already running there if `start` made it.
+
+    `settings` are extra static node settings (`thread_pool.write.queue_size=1` for the tests that force
+    429s); they apply to a node this call starts, not to one it finds running."""
     version = version or default_version()
     if not _HEAP.match(heap):
         raise NodeError(f"heap {heap!r} is not a JVM size like 512m or 2g")
@@ -523,9 +529,9 @@ def start(
                 hint=f"stop that process or use another --port (see: ss -ltnp 'sport = :{port}')",
             )
         if docker_available():
-            record = _start_container(cache, version, port, heap)
+            record = _start_container(cache, version, port, heap, settings or {})
         else:
-            record = _start_jvm(cache, version, port, heap)
+            record = _start_jvm(cache, version, port, heap, settings or {})
         _write_record(cache, port, record)
         found = _wait_green(url, lambda: status(port, cache).state == "running", _log_path(record))
         if found != version:
