@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 STATE = "TX"
 ASKERS = 8
 RELOADS = 5
-LAWS = 400
+LAWS = 250
 
 
 def _write(path: Path, seed: int) -> Corpus:
