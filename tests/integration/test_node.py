@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from indexer.errors import NodeError
 
 # Apart from the session's node (9250) and the shared development nodes (9200, 9201).
 REBIRTH_PORT = int(os.environ.get("LAWINDEX_REBIRTH_PORT", "9257"))
+TWIN_PORT = int(os.environ.get("LAWINDEX_TWIN_PORT", "9258"))
 
 
 def test_node_reports_the_pinned_version(opensearch: OpenSearch, opensearch_version: str) -> None:
@@ -80,3 +82,27 @@ def test_a_port_taken_by_something_else_is_a_clear_error_at_once(tmp_path: Path)
         with pytest.raises(NodeError, match=f"port {port} .* taken"):
             node.start(port=port, cache_dir=tmp_path)
         assert time.monotonic() - began < 5
+
+
+def test_two_starts_at_once_leave_one_node(opensearch_version: str) -> None:
+    results: list[node.NodeStatus | BaseException] = []
+
+    def start() -> None:
+        try:
+            results.append(node.start(version=opensearch_version, port=TWIN_PORT))
+        except BaseException as error:
+            results.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        statuses = [r for r in results if isinstance(r, node.NodeStatus)]
+        assert len(statuses) == 2, results
+        assert sorted(s.reused for s in statuses) == [False, True]
+        assert statuses[0].pid == statuses[1].pid
+        assert statuses[0].container == statuses[1].container
+    finally:
+        node.stop(TWIN_PORT)
