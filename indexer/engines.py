@@ -1,17 +1,22 @@
 """The engines a question can be asked of, behind one small interface: `engine(name).ask(...)`.
 
 `reference` is the spec's BM25 in process over the corpus files (indexer.reference); `opensearch` is
-plugged in here when the OpenSearch side lands. The CLI only ever calls `engine()`.
+the same ranking from the laws loaded into OpenSearch (indexer.query). The CLI only ever calls
+`engine()`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from indexer.answers import RETRIEVED_LAWS, Answer
-from indexer.corpus import Corpus, read_corpora, state_code
+from indexer.corpus import Corpus, Law, read_corpora, state_code
 from indexer.errors import BadInput
+
+if TYPE_CHECKING:
+    from indexer.opensearch import Connection
+    from indexer.query import OpenSearchEngine
 
 ENGINES = ("reference", "opensearch")
 
@@ -26,6 +31,14 @@ class Engine(Protocol):
 
     def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
         """The best `limit` laws of `state` for `question`, best first (none for a question without words)."""
+        ...
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of family `key`, in corpus order: a page row is reached by its family."""
+        ...
+
+    def get(self, state: str, law: str) -> Law:
+        """The law of `state` whose id is `law`; BadInput when there is none."""
         ...
 
 
@@ -62,11 +75,49 @@ class ReferenceEngine:
         check_question(question, limit)
         return reference.ask(self.corpus(state), question, limit)
 
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of family `key` in the state's file, in corpus order."""
+        return [law for law in self.corpus(state).laws if law.kind == "process" and law.family == key]
 
-def engine(name: str, *, corpora: Path = Path("corpora")) -> Engine:
-    """The engine called `name` (one of ENGINES); BadInput for any other name or one not yet available."""
+    def get(self, state: str, law: str) -> Law:
+        """The law whose id is `law` in the state's file."""
+        for found in self.corpus(state).laws:
+            if found.id == law:
+                return found
+        raise BadInput(f"{state_code(state)} has no law {law!r}")
+
+
+class CheckedOpenSearchEngine:
+    """indexer.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
+
+    def __init__(self, connection: Connection) -> None:
+        from indexer.query import OpenSearchEngine
+
+        self.engine: OpenSearchEngine = OpenSearchEngine(connection)
+
+    def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
+        """The spec's exact answer, from OpenSearch."""
+        check_question(question, limit)
+        return self.engine.ask(state, question, limit)
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of family `key`, in corpus order, from OpenSearch."""
+        return self.engine.family(state, key)
+
+    def get(self, state: str, law: str) -> Law:
+        """One law, from OpenSearch."""
+        return self.engine.get(state, law)
+
+
+def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection | None = None) -> Engine:
+    """The engine called `name` (one of ENGINES); BadInput for any other name.
+
+    `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200).
+    """
     if name == "reference":
         return ReferenceEngine(corpora)
     if name == "opensearch":
-        raise BadInput("the opensearch engine is not available yet", hint="use --engine reference")
+        from indexer.opensearch import Connection
+
+        return CheckedOpenSearchEngine(connection or Connection.from_env())
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator
 from enum import StrEnum
@@ -11,10 +12,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from indexer.cli import app
-from indexer.cli._common import emit_json, reporting
+from indexer.cli._common import (
+    CaCertsOption,
+    InsecureOption,
+    TimeoutOption,
+    UrlOption,
+    connect,
+    emit_json,
+    reporting,
+)
+from indexer.errors import LawindexError
 
 if TYPE_CHECKING:
     from indexer.answers import Answer
+    from indexer.corpus import Law
+    from indexer.engines import Engine
 
 
 class EngineName(StrEnum):
@@ -24,22 +36,24 @@ class EngineName(StrEnum):
     opensearch = "opensearch"
 
 
-def _questions(source: str) -> Iterator[str]:
-    """The lines of `source` (a file, or `-` for standard input), without their line ends; blank lines
-    are skipped: in a file of questions a blank line is spacing, not a question."""
-    if source == "-":
-        lines: Iterator[str] = iter(sys.stdin)
-        yield from (line.rstrip("\r\n") for line in lines if line.strip())
-        return
+def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
+    """The numbered lines of `source` (a file, or `-` for standard input) without their line ends, or
+    the error a line is (bytes that are not UTF-8). Blank lines are skipped: in a file of questions a
+    blank line is spacing, not a question."""
     from indexer.errors import BadInput
 
     try:
-        with open(source, encoding="utf-8") as handle:
-            for line in handle:
+        with contextlib.nullcontext(sys.stdin.buffer) if source == "-" else open(source, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as error:
+                    yield number, BadInput(f"not UTF-8 (byte {error.start + 1})")
+                    continue
                 if line.strip():
-                    yield line.rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(f"{source}: cannot read questions: {error}") from None
+                    yield number, line
+    except OSError as error:
+        raise BadInput(f"{source}: cannot read questions: {error.strerror or error}") from None
 
 
 def _print(answer: Answer, as_json: bool) -> None:
@@ -64,40 +78,118 @@ def _print(answer: Answer, as_json: bool) -> None:
         typer.echo(f"note: {answer.question!r} has no words to search by (only stopwords or none)", err=True)
 
 
+EngineOption = Annotated[
+    EngineName,
+    typer.Option("--engine", help="Which engine answers: OpenSearch, or the in-process reference over --corpora."),
+]
+CorporaOption = Annotated[
+    Path, typer.Option("--corpora", help="The directory of <STATE>.jsonl files (reference engine).")
+]
+
+
+def _engine(
+    name: EngineName, corpora: Path, url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None
+) -> Engine:
+    from indexer.engines import engine
+
+    connection = connect(url, ca_certs, insecure, timeout) if name is EngineName.opensearch else None
+    return engine(name.value, corpora=corpora, connection=connection)
+
+
+def _print_law(law: Law, as_json: bool) -> None:
+    if as_json:
+        emit_json(law.model_dump(exclude_none=True))
+    else:
+        typer.echo(f"{law.id}  {law.law}")
+
+
 @app.command()
 def ask(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX or MD.")],
     question: Annotated[
-        str | None, typer.Argument(help="The question, in quotes. Omit it with --from.", show_default=False)
+        str | None, typer.Argument(help="The question, in quotes. Omit it with --from or --family.", show_default=False)
     ] = None,
-    engine_name: Annotated[
-        EngineName, typer.Option("--engine", help="Which engine answers: the in-process reference or OpenSearch.")
-    ] = EngineName.reference,
-    corpora: Annotated[
-        Path, typer.Option("--corpora", help="The directory of <STATE>.jsonl files (reference engine).")
-    ] = Path("corpora"),
+    engine_name: EngineOption = EngineName.opensearch,
+    corpora: CorporaOption = Path("corpora"),
     from_file: Annotated[
         str | None,
         typer.Option("--from", help="Answer every line of FILE (one question a line; - for standard input)."),
     ] = None,
+    family: Annotated[
+        str | None, typer.Option("--family", help="Instead of a question: the process rows of family KEY, in order.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a question, one a line.")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="How many laws at most.")] = 8,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
 ) -> None:
     """The laws of STATE that best answer QUESTION: its words on one line, then one law a line (id  law).
 
     A question over 2,000 characters is refused, not cut. A question of stopwords only is answered with
-    no laws, and a note on stderr.
+    no laws, and a note on stderr. With --from, a question that fails is reported on stderr (and as
+    {"question", "error", "exit_code"} with --json) and the batch goes on; the command then exits with
+    the failure's code.
     """
     with reporting():
-        from indexer.engines import engine
         from indexer.errors import BadInput
 
-        if (question is None) == (from_file is None):
-            raise BadInput("give a QUESTION or --from FILE, not both and not neither")
-        chosen = engine(engine_name.value, corpora=corpora)
-        questions = [question] if question is not None else _questions(from_file or "-")
-        for number, asked in enumerate(questions):
-            answer = chosen.ask(state, asked, limit)
-            if number and not as_json:
+        if sum(given is not None for given in (question, from_file, family)) != 1:
+            raise BadInput("give one of QUESTION, --from FILE or --family KEY")
+        chosen = _engine(engine_name, corpora, url, ca_certs, insecure, timeout)
+        if family is not None:
+            rows = chosen.family(state, family)
+            if not rows:
+                raise BadInput(f"{state.upper()} has no family {family!r}")
+            for law in rows:
+                _print_law(law, as_json)
+            return
+        if question is not None:
+            _print(chosen.ask(state, question, limit), as_json)
+            return
+    failed = 0
+    printed = False
+    with reporting():
+        for number, asked in _questions(from_file or "-"):
+            try:
+                if isinstance(asked, LawindexError):
+                    raise asked
+                answer = chosen.ask(state, asked, limit)
+            except LawindexError as error:
+                # One question that fails does not end the batch: it is reported, and the batch goes on.
+                failed = max(failed, error.exit_code)
+                where = "stdin" if from_file in (None, "-") else from_file
+                typer.echo(f"error: {where}:{number}: {error.message}", err=True)
+                if as_json:
+                    text = asked if isinstance(asked, str) else None
+                    emit_json({"state": state, "question": text, "error": error.message, "exit_code": error.exit_code})
+                continue
+            if printed and not as_json:
                 typer.echo("")
             _print(answer, as_json)
+            printed = True
+    if failed:
+        raise typer.Exit(failed)
+
+
+@app.command()
+def get(
+    state: Annotated[str, typer.Argument(help="The state's USPS code, like TX or MD.")],
+    law_id: Annotated[str, typer.Argument(metavar="ID", help="The law's id, like MD-S01.")],
+    engine_name: EngineOption = EngineName.opensearch,
+    corpora: CorporaOption = Path("corpora"),
+    as_json: Annotated[bool, typer.Option("--json", help="The law as one JSON object.")] = False,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Print one law of STATE by its id."""
+    with reporting():
+        law = _engine(engine_name, corpora, url, ca_certs, insecure, timeout).get(state, law_id)
+    if as_json:
+        _print_law(law, True)
+        return
+    for name, value in law.model_dump(exclude_none=True).items():
+        typer.echo(f"{name}: {value}")

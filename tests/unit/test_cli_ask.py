@@ -31,7 +31,9 @@ def corpora(tmp_path: Path) -> Path:
 
 
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["ask", *args], input=stdin)
+    """`lawindex ask ARGS`, with the reference engine unless ARGS name one (OpenSearch is the default)."""
+    engine = [] if "--engine" in args else ["--engine", "reference"]
+    result = runner.invoke(app, ["ask", *args, *engine], input=stdin)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -120,9 +122,11 @@ def test_a_bad_corpus_file_names_file_and_line(corpora: Path) -> None:
     assert f"{path}:5: field 'law'" in err
 
 
-def test_the_opensearch_engine_is_not_there_yet(corpora: Path) -> None:
-    code, _, err = run("MD", "park", "--engine", "opensearch", "--corpora", str(corpora))
-    assert code == 2 and "opensearch" in err
+def test_opensearch_is_the_default_engine_and_an_absent_one_is_exit_3() -> None:
+    # Port 9 (discard) on loopback: nothing listens there, so the connection is refused at once.
+    result = runner.invoke(app, ["ask", "MD", "park", "--url", "http://127.0.0.1:9", "--timeout", "2"])
+    assert result.exit_code == 3
+    assert "http://127.0.0.1:9" in result.stderr and "lawindex opensearch start" in result.stderr
 
 
 def test_an_unknown_engine_is_a_usage_error(corpora: Path) -> None:
@@ -132,7 +136,7 @@ def test_an_unknown_engine_is_a_usage_error(corpora: Path) -> None:
 
 def test_question_and_from_together_are_refused(corpora: Path) -> None:
     code, _, err = run("MD", "park", "--from", "-", "--corpora", str(corpora), stdin="fire\n")
-    assert code == 2 and "not both" in err
+    assert code == 2 and "give one of QUESTION, --from FILE or --family KEY" in err
 
 
 def test_every_option_is_documented() -> None:
