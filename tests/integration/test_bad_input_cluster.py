@@ -1,0 +1,210 @@
+"""The bad-input catalogue (README, "Bad input") for what needs a server: a state that is not one, a state
+with no index yet, a bad URL, a wrong password, an unreachable URL. One clear line, a documented exit
+code, never a traceback.
+
+OpenSearch here runs without its security plugin, so a wrong password is met at a tiny local HTTP server
+that answers every request 401, as the security plugin does: a stand-in for the auth layer only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from indexer import reference
+from indexer.corpus import read_corpus
+from indexer.errors import BadInput, ClusterRefused
+from indexer.load import load_state
+from indexer.opensearch import Connection
+from indexer.query import OpenSearchEngine
+from tests.integration.support import fresh_connection
+
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
+_MAIN = "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"
+
+
+class _Refusing(BaseHTTPRequestHandler):
+    """Answers as OpenSearch's security plugin does to a request without valid credentials."""
+
+    def _refuse(self) -> None:
+        body = b"Unauthorized"
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="OpenSearch Security"')
+        self.send_header("Content-Type", "text/plain; charset=UTF-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = _refuse
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: the test reads what lawindex prints, not the server's log."""
+
+
+@pytest.fixture
+def refusing_url() -> Iterator[str]:
+    """The URL of a server that answers 401 to everything."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def lawindex(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`lawindex ARGS` as its own process: exit code, stdout, stderr; never a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MAIN, *args], capture_output=True, env={**os.environ, **(env or {})}, timeout=120
+    )
+    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in out + err, err
+    return done.returncode, out, err
+
+
+def one_line(err: str, *fragments: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1, err
+    assert all(line.startswith(("error: ", "hint: ", "warning: ")) for line in lines), err
+    for fragment in fragments:
+        assert fragment in errors[0], (fragment, err)
+    return errors[0]
+
+
+@pytest.fixture
+def connection(opensearch_url: str) -> Iterator[Connection]:
+    with fresh_connection(opensearch_url) as made:
+        yield made
+
+
+def env_of(connection: Connection) -> dict[str, str]:
+    return {"OPENSEARCH_URL": connection.url, "LAWINDEX_NAMESPACE": connection.namespace}
+
+
+@pytest.mark.parametrize("state", ["ZZ", "../x", "*", "_all", "tx,md", "TX "])
+def test_a_state_that_is_not_one_is_refused_before_any_request(connection: Connection, state: str) -> None:
+    with pytest.raises(BadInput, match="not a state code"):
+        OpenSearchEngine(connection).ask(state, "fire hydrant")
+    code, _, err = lawindex("ask", state, "fire hydrant", "--engine", "opensearch", env=env_of(connection))
+    assert code == 2
+    one_line(err, "not a state code")
+    code, _, err = lawindex("load", str(CORPORA), "--state", state, env=env_of(connection))
+    assert code == 2
+    one_line(err, "not a state code")
+
+
+def test_a_state_with_no_index_yet_is_refused_with_how_to_load_it(connection: Connection) -> None:
+    with pytest.raises(ClusterRefused, match="no index for WY"):
+        OpenSearchEngine(connection).ask("WY", "fire hydrant")
+    code, _, err = lawindex("ask", "WY", "fire hydrant", "--engine", "opensearch", env=env_of(connection))
+    assert code == 4
+    one_line(err, "no index for WY")
+    assert "lawindex load" in err
+    # Another state being loaded changes nothing for WY.
+    load_state(connection.client(), read_corpus(CORPORA / "MD.jsonl"), namespace=connection.namespace)
+    code, _, err = lawindex("ask", "WY", "fire hydrant", "--engine", "opensearch", env=env_of(connection))
+    assert code == 4
+    code, out, err = lawindex("status", env=env_of(connection))
+    assert code == 0 and "MD" in out and "WY" not in out
+
+
+def test_an_empty_cluster_has_no_state_and_says_so(connection: Connection) -> None:
+    code, out, err = lawindex("status", env=env_of(connection))
+    assert code == 0, err
+    assert out == "" and "no state is loaded yet" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "fragment"),
+    [
+        ("not-a-url", 2, "not an OpenSearch URL"),
+        ("http://127.0.0.1:port", 2, "bad port"),
+        ("ftp://127.0.0.1:9200", 2, "not an OpenSearch URL"),
+        ("http://elastic:changeme@127.0.0.1:9200", 2, "carries credentials"),
+    ],
+)
+def test_a_bad_url_is_refused(url: str, code: int, fragment: str) -> None:
+    for command in (("status",), ("ask", "MD", "fire hydrant", "--engine", "opensearch"), ("load", str(CORPORA))):
+        got, _, err = lawindex(*command, env={"OPENSEARCH_URL": url})
+        assert got == code, (command, got, err)
+        one_line(err, fragment)
+        assert "changeme" not in err
+
+
+def test_the_right_host_with_the_wrong_scheme_is_a_tls_error(opensearch_url: str) -> None:
+    url = opensearch_url.replace("http://", "https://")
+    code, _, err = lawindex("status", "--timeout", "5", env={"OPENSEARCH_URL": url, "LAWINDEX_RETRIES": "0"})
+    assert code == 3
+    one_line(err, "TLS", url)
+
+
+def test_a_path_after_the_host_is_answered_by_the_cluster_and_reported(opensearch_url: str) -> None:
+    code, _, err = lawindex("status", env={"OPENSEARCH_URL": opensearch_url + "/not/here"})
+    assert code in (3, 4), err
+    one_line(err, opensearch_url)
+
+
+def test_a_wrong_password_is_refused_with_exit_4(refusing_url: str) -> None:
+    env = {"OPENSEARCH_URL": refusing_url, "OPENSEARCH_USER": "admin", "OPENSEARCH_PASSWORD": "not-the-password"}
+    for command in (
+        ("status",),
+        ("load", str(CORPORA), "--state", "MD"),
+        ("ask", "MD", "fire", "--engine", "opensearch"),
+    ):
+        code, _, err = lawindex(*command, env=env)
+        assert code == 4, (command, code, err)
+        one_line(err, "refused the credentials (401)")
+        assert "OPENSEARCH_USER and OPENSEARCH_PASSWORD" in err
+        assert "not-the-password" not in err
+    # No credentials at all: the same.
+    code, _, err = lawindex(
+        "status", env={"OPENSEARCH_URL": refusing_url, "OPENSEARCH_USER": "", "OPENSEARCH_PASSWORD": ""}
+    )
+    assert code == 4
+    one_line(err, "401")
+
+
+def test_an_unreachable_url_is_exit_3() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    for command in (
+        ("status",),
+        ("load", str(CORPORA), "--state", "MD"),
+        ("ask", "MD", "fire", "--engine", "opensearch"),
+    ):
+        code, _, err = lawindex(*command, env={"OPENSEARCH_URL": url})
+        assert code == 3, (command, code, err)
+        one_line(err, url, "did not answer")
+
+
+def test_questions_the_reference_engine_answers_with_nothing_or_refuses_are_the_same_on_opensearch(
+    connection: Connection,
+) -> None:
+    corpus = read_corpus(CORPORA / "MD.jsonl")
+    load_state(connection.client(), corpus, namespace=connection.namespace)
+    engine = OpenSearchEngine(connection)
+    for question in ("", "how can i do it", "?!...", "כמה רחוק מברז כיבוי אש", "fire\x07hydrant\x1b park\x00"):
+        got = engine.ask("MD", question)
+        assert got.ids() == reference.ask(corpus, question).ids()
+        code, out, err = lawindex(
+            "ask", "MD", question.replace("\x00", " "), "--engine", "opensearch", "--json", env=env_of(connection)
+        )
+        assert code == 0, err
+        assert [hit["id"] for hit in json.loads(out)["hits"]] == got.ids()
+    longest = " ".join(f"w{n}" for n in range(500))[:2000]
+    assert engine.ask("MD", longest).hits == []
+    code, _, err = lawindex("ask", "MD", longest + "x", "--engine", "opensearch", env=env_of(connection))
+    assert code == 2
+    one_line(err, "2,000")
