@@ -1,0 +1,75 @@
+"""Why a law scored what it did: each asked word's part of its score, in the spec's exact arithmetic.
+
+The parts are the terms the spec adds, in the order it adds them (`Answer.terms`), so adding them up from
+0.0 gives the hit's score to the last bit: `ask --explain` shows what was summed, not an approximation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from indexer.answers import Answer, Hit
+from indexer.reference import exact_term_score
+from indexer.words import ranked, ranked_text, words
+
+
+class Scored(Protocol):
+    """What the explanation needs of a state's statistics: the spec's N, average and df per word. Both
+    `indexer.reference.Statistics` and `indexer.query.IndexStatistics` have them."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def average(self) -> float: ...
+
+    @property
+    def vocabulary(self) -> Mapping[str, int]: ...
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One word's part of one law's score."""
+
+    word: str
+    tf: int  # how often the law has the word
+    df: int  # how many ranked laws have it
+    idf: float  # the spec's idf: log(1 + (N - df + 0.5) / (df + 0.5))
+    length: int  # the law's length in words after stopwords
+    score: float  # the spec's term score: idf · tf · (k1 + 1) / (tf + k1 · (1 - b + b · length / average))
+
+
+def contributions(hit: Hit, terms: list[str], stats: Scored) -> list[Contribution]:
+    """The words of `terms` that `hit`'s law has, each with its part of the score, in `terms` order."""
+    if not ranked(hit.law):
+        return []
+    tokens = words(ranked_text(hit.law))
+    counts = Counter(tokens)
+    length = len(tokens)
+    parts = []
+    for word in terms:
+        tf = counts.get(word, 0)
+        if tf == 0:
+            continue
+        df = stats.vocabulary[word]
+        parts.append(
+            Contribution(
+                word=word,
+                tf=tf,
+                df=df,
+                idf=math.log(1 + (stats.size - df + 0.5) / (df + 0.5)),
+                length=length,
+                score=exact_term_score(tf, df, stats.size, length, stats.average),
+            )
+        )
+    return parts
+
+
+def explain(answer: Answer, stats: Scored) -> list[list[Contribution]]:
+    """Per hit of `answer`, best first, each asked word's contribution; their sum, added in order from 0.0,
+    is the hit's score exactly."""
+    return [contributions(hit, answer.terms, stats) for hit in answer.hits]
