@@ -191,7 +191,9 @@ def _reason(error: Exception) -> str:
     if isinstance(error, os_errors.ConnectionError):
         cause = error.info if isinstance(error.info, Exception) else None
         text = str(cause or error.error)
-        # urllib3 wraps the OS's words in its own; the last clause is the one a person needs.
+        # urllib3 wraps the OS's words in its own; the last clause is the one a person needs, without
+        # OpenSSL's source line ("self-signed certificate (_ssl.c:1006)").
+        text = re.sub(r"\s*\(_ssl\.c:\d+\)?", "", text)
         return text.rsplit(": ", 1)[-1].strip(" ')\"") or "no answer"
     if isinstance(error, os_errors.TransportError):
         info = error.info
