@@ -198,6 +198,11 @@ def load_state(
             "loaded_by": socket.gethostname(),
         }
     }
+    # Bulk requests go to a private alias of the new index with require_alias: if the index vanishes
+    # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
+    # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
+    filling = f"{index}-filling"
+    body["aliases"] = {filling: {}}
     client.indices.create(index=index, body=body)
     try:
         written = failed = 0
@@ -205,7 +210,8 @@ def load_state(
         for ok, item in streaming_bulk(
             client,
             documents(corpus, stats),
-            index=index,
+            index=filling,
+            require_alias=True,
             chunk_size=chunk_size,
             max_chunk_bytes=10 * 1024 * 1024,
             raise_on_error=False,
@@ -234,16 +240,11 @@ def load_state(
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
-        # Still the index this load created: if another load of the state removed it as an orphan,
-        # the bulk requests auto-created a namesake with dynamic mappings and no analyzer, and the
-        # count above cannot tell. Never swap such an index in.
-        if _meta(client, index).get("fingerprint") != wanted:
-            raise LoadFailed(
-                f"{state}: {index} was deleted during the load (is another load of {state} running?)",
-                hint="run one load of a state at a time, then load again",
-            )
         alias = alias_of(state, namespace)
-        actions: list[dict[str, Any]] = [{"add": {"index": index, "alias": alias}}]
+        actions: list[dict[str, Any]] = [
+            {"add": {"index": index, "alias": alias}},
+            {"remove": {"index": index, "alias": filling}},
+        ]
         if current is not None:
             actions.insert(0, {"remove": {"index": current, "alias": alias}})
         client.indices.update_aliases(body={"actions": actions})

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from indexer import node, synthetic
 from indexer.cli import app
 from indexer.corpus import Law, read_corpora, read_corpus
-from indexer.errors import Unreachable
+from indexer.errors import LoadFailed, Unreachable
 from indexer.load import STATISTICS_ID, load, serving
 from indexer.opensearch import Connection, alias_of, index_prefix
 from indexer.reference import statistics
@@ -181,6 +181,29 @@ def test_an_orphan_of_a_crash_is_removed_by_the_next_load(connection: Connection
     assert again.outcome == "unchanged"
     assert first.index is not None
     assert indices(client, connection, "MD") == sorted([first.index, stranger])
+
+
+def test_an_index_deleted_during_its_load_is_never_swapped_in(connection: Connection, tmp_path: Path) -> None:
+    # Another load of the state, starting now, would take this half-built index for an orphan and
+    # delete it; the bulk requests that follow auto-create a namesake without the analyzer.
+    client = connection.client()
+    (first,) = load(connection, read_corpora(one_state(tmp_path)))
+    bigger = tmp_path / "bigger"
+    laws = [law.model_dump(exclude_none=True) for law in synthetic.generate_corpus("MD", 2500, 3)]
+    write_corpus(bigger / "MD.jsonl", laws)
+    deleted: list[str] = []
+
+    def delete_midway(state: str, written: int, total: int) -> None:
+        if not deleted and 0 < written < total:
+            (building,) = [name for name in indices(client, connection, state) if name != first.index]
+            client.indices.delete(index=building)
+            deleted.append(building)
+
+    with pytest.raises(LoadFailed):
+        load(connection, read_corpora(bigger), progress=delete_midway)
+    assert deleted
+    assert behind_alias(client, connection, "MD") == [first.index]
+    assert indices(client, connection, "MD") == [first.index]
 
 
 # --- bad input, dry runs, no cluster ----------------------------------------------------------------
