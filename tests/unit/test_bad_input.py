@@ -300,8 +300,8 @@ def test_right_to_left_text_is_answered_by_its_latin_words_only() -> None:
 
 
 def test_questions_on_standard_input_that_are_not_utf8_are_reported_by_line() -> None:
-    """`--from -` with bytes that are not UTF-8 (a lone surrogate's encoding, a stray 0xff): named by line,
-    exit 2, no traceback."""
+    """`--from -` with bytes that are not UTF-8 (a lone surrogate's encoding, a stray 0xff): named by line
+    on stderr, the batch goes on, exit 2, no traceback."""
     for bad in (b"\xed\xa0\x80 hydrant", b"park \xff\xfe here"):
         done = cli(
             "ask", "MD", "--from", "-", "--engine", "reference", "--corpora", str(CORPORA),
@@ -309,8 +309,10 @@ def test_questions_on_standard_input_that_are_not_utf8_are_reported_by_line() ->
         )  # fmt: skip
         stderr = done.stderr.decode("utf-8", errors="replace")
         assert done.returncode == 2, (done.returncode, stderr)
-        assert "line 2" in stderr and "UTF-8" in stderr, stderr
+        assert "error: stdin:2: not UTF-8" in stderr, stderr
         assert stderr.count("error: ") == 1, stderr
+        # The batch went on: the first and third questions were answered.
+        assert done.stdout.decode("utf-8").count("words: ") == 2
 
 
 def test_a_question_file_too_is_refused_by_line(tmp_path: Path) -> None:
