@@ -34,10 +34,12 @@ from indexer.words import words
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-# The first window asked for: wide enough that the spec's top 8 is almost always inside it (measured
-# by `lawindex verify` and benchmarks/ask.py), narrow enough that fetching it costs little more than
-# fetching 8. A window that cannot be proven wide enough is widened by WIDEN and asked again.
-WINDOW = 32
+# The first window asked for: wide enough that the spec's top 8 is almost always inside it, narrow
+# enough that fetching it costs little more than fetching 8. On a Texas-size generated corpus
+# (benchmarks/ask.py, 1,000 questions) 16 widened 6 questions and 32 widened 2, while 32 cost 0.4 ms a
+# question more at p50 (1.5x a raw search of size 8, against 1.2x): the fetch of each extra document
+# is most of a window's price. A window that cannot be proven wide enough is widened by WIDEN.
+WINDOW = 16
 WIDEN = 4
 # float32 arithmetic in Lucene, in two parts (see `_outside_bound`). Relative: the idf, the weight, the
 # length ratio and the final cast each carry an error of a unit in the last place (2^-24 ≈ 6e-8); 1e-5
@@ -50,7 +52,7 @@ WIDEN = 4
 FLOAT32_SLACK = 1e-5
 UNIT_ROUNDOFF = 2.0**-24
 CANCELLATION = 3.0
-# Fields a hit needs: the law to show, and what exact re-scoring needs (order, length, counts).
+# Fields a law needs when fetched by family or id (a window takes each document whole: see `_search`).
 _SOURCE = ["id", "kind", "law", "question", "concept", "family", "source", "order", "length", "counts"]
 
 
@@ -85,7 +87,7 @@ class Window:
     """How one question was answered: the windows asked for and whether the last was complete."""
 
     sizes: tuple[int, ...]
-    matched: int  # laws that share a word with the question
+    matched: int | None  # laws that share a word with the question, when the last window held them all
 
 
 class OpenSearchEngine:
@@ -164,33 +166,49 @@ class OpenSearchEngine:
             sizes: list[int] = []
             while True:
                 sizes.append(size)
-                response = self._search(state, terms, size)
-                hits = response["hits"]["hits"]
-                served = _served_by(hits)
-                if served is not None and served != stats.index:
+                laws = self._search(state, terms, size) if terms else []
+                # Which concrete index answered: any hit says; with none, ask the alias (a question that
+                # reaches nothing must still see a reload, whose vocabulary may know its words).
+                served = str(laws[0]["_index"]) if laws else self._served_now(state)
+                if served != stats.index:
                     break  # the alias moved since the vocabulary was read: expand again with the new one
-                laws = [hit for hit in hits if hit["_id"] != STATISTICS_ID]
-                matched = int(response["hits"]["total"]["value"]) - (1 if len(laws) < len(hits) else 0)
                 ranked_hits = _rescore(laws, terms, stats)
-                if len(laws) >= matched or _proven(ranked_hits, laws, terms, stats, limit, self._is_legacy()):
-                    self.last_window = Window(tuple(sizes), matched)
-                    return Answer(state, question, asked, terms, ranked_hits[:limit])
+                # Fewer laws than asked for: every law that shares a word with the question is here.
+                complete = len(laws) < size
+                if complete or _proven(ranked_hits, laws, terms, stats, limit, self._is_legacy()):
+                    self.last_window = Window(tuple(sizes), len(laws) if complete else None)
+                    return Answer(state, question, asked, terms, [_hit(scored) for scored in ranked_hits[:limit]])
                 size *= WIDEN
             stats = self._fresh_statistics(state)
         raise _Moved
 
-    def _search(self, state: str, terms: list[str], size: int) -> dict[str, Any]:
+    def _served_now(self, state: str) -> str:
+        """The concrete index behind the state's alias now (its statistics document, without its body)."""
+        from opensearchpy import NotFoundError
+
+        try:
+            found = self.client.get(index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False)
+        except NotFoundError:
+            if self._serving.get(state) is not None:
+                self._serving.pop(state, None)
+                raise _Moved from None
+            raise _no_index(state, self.connection.namespace) from None
+        return str(found["_index"])
+
+    def _search(self, state: str, terms: list[str], size: int) -> list[dict[str, Any]]:
+        """The window: the `size` laws OpenSearch scores best for `terms`, best first.
+
+        Measured on a Texas-size corpus (benchmarks/ask.py), against a raw search of size 8 at 1.5 ms:
+        `track_total_hits` cost 1.1 ms (every match counted, no skipping), and `_source` filtering 0.6 ms
+        more than sending each document whole (the node parses and rewrites every source it filters). So
+        neither: whether the window holds every match is told by its being less than full.
+        """
         from opensearchpy import NotFoundError, TransportError
 
-        should: list[dict[str, Any]] = [{"term": {"words": term}} for term in terms]
-        # The statistics document, at score 0: it tells which concrete index answered even when no
-        # law shares a word, so a reload between reading the vocabulary and searching is always seen.
-        should.append({"constant_score": {"filter": {"ids": {"values": [STATISTICS_ID]}}, "boost": 0}})
         body = {
             "size": size,
-            "track_total_hits": True,
-            "_source": _SOURCE,
-            "query": {"bool": {"should": should}},
+            "track_total_hits": False,
+            "query": {"bool": {"should": [{"term": {"words": term}} for term in terms]}},
         }
         try:
             result: dict[str, Any] = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
@@ -205,7 +223,8 @@ class OpenSearchEngine:
                 self._serving.pop(state, None)
                 raise _Moved from None
             raise
-        return result
+        hits: list[dict[str, Any]] = result["hits"]["hits"]
+        return hits
 
     def legacy(self) -> bool:
         """True where the cluster's BM25 multiplies by (k1+1) (OpenSearch 2.x); asked once."""
@@ -270,10 +289,6 @@ def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
     return list(dict.fromkeys(known for word in asked for known in stats.spelling.spelled_as(word)))
 
 
-def _served_by(hits: list[dict[str, Any]]) -> str | None:
-    return str(hits[0]["_index"]) if hits else None
-
-
 def _law(source: dict[str, Any]) -> Law:
     return Law.model_validate(
         {key: source.get(key) for key in ("id", "kind", "law", "question", "concept", "family", "source")}
@@ -292,15 +307,27 @@ def _exact(source: dict[str, Any], terms: list[str], stats: IndexStatistics) -> 
     return score
 
 
-def _rescore(laws: list[dict[str, Any]], terms: list[str], stats: IndexStatistics) -> list[Hit]:
+@dataclass(frozen=True)
+class _Scored:
+    """A window's law by the spec's score, before it is made a Law (only the returned ones are)."""
+
+    source: dict[str, Any]
+    score: float
+    order: int
+
+
+def _rescore(laws: list[dict[str, Any]], terms: list[str], stats: IndexStatistics) -> list[_Scored]:
     """The window's laws by the spec's score, ties in corpus order, as the spec's stable sort leaves them."""
     scored = [
-        Hit(law=_law(hit["_source"]), score=_exact(hit["_source"], terms, stats), order=int(hit["_source"]["order"]))
-        for hit in laws
+        _Scored(hit["_source"], _exact(hit["_source"], terms, stats), int(hit["_source"]["order"])) for hit in laws
     ]
     scored = [hit for hit in scored if hit.score > 0]
     scored.sort(key=lambda hit: (-hit.score, hit.order))
     return scored
+
+
+def _hit(scored: _Scored) -> Hit:
+    return Hit(law=_law(scored.source), score=scored.score, order=scored.order)
 
 
 def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowest: float) -> float:
@@ -345,7 +372,7 @@ def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowes
 
 
 def _proven(
-    ranked_hits: list[Hit],
+    ranked_hits: list[_Scored],
     laws: list[dict[str, Any]],
     terms: list[str],
     stats: IndexStatistics,
