@@ -18,8 +18,8 @@ app = typer.Typer(
 # Each module adds its commands to `app` when imported.
 from indexer.cli import ask as _ask  # noqa: E402,F401
 from indexer.cli import load as _load  # noqa: E402,F401
-from indexer.cli import verify as _verify  # noqa: E402,F401
 from indexer.cli import opensearch as _opensearch  # noqa: E402,F401
+from indexer.cli import verify as _verify  # noqa: E402,F401
 
 
 def main() -> None:
