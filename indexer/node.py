@@ -37,6 +37,7 @@ JVM_DIR = Path("/usr/lib/jvm")
 # A cached start on these 2-core machines takes 15-25 s; a first start adds the Maven download.
 GREEN_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
+DEAD_PORT_GRACE_S = 15.0
 DOCKER_IMAGE = "opensearchproject/opensearch"
 _HEAP = re.compile(r"^[1-9][0-9]*[mMgG]$")
 
@@ -310,11 +311,12 @@ def _wait_green(url: str, alive: Any, log: Path | None, timeout: float = GREEN_T
     raise NodeError(f"the OpenSearch node on {url} was not green after {timeout:.0f} s" + _log_tail_note(log))
 
 
-def _log_tail_note(log: Path | None, lines: int = 15) -> str:
+def _log_tail_note(log: Path | None, lines: int = 10) -> str:
     if log is None:
         return ""
-    tail = _tail(log, lines) or _tail(log.parent / "stdout.log", lines)
-    return f"; last lines of its log:\n{tail}" if tail else ""
+    # A JVM that dies on an exception prints it on stdout.log; opensearch.log has the lines before.
+    tail = "\n".join(part for part in (_tail(log, lines), _tail(log.parent / "stdout.log", lines)) if part)
+    return f"; last lines of its logs:\n{tail}" if tail else ""
 
 
 def _tail(path: Path, lines: int) -> str:
@@ -333,6 +335,16 @@ def _port_free(port: int) -> bool:
             probe.bind((HOST, port))
         except OSError:
             return False
+    return True
+
+
+def _wait_port_free(port: int, timeout: float) -> bool:
+    """Whether the port came free within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not _port_free(port):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
     return True
 
 
@@ -458,7 +470,9 @@ def _start_jvm(cache: Path, version: str, port: int, heap: str, extra: dict[str,
     java_home, major = find_java(version)
     artifacts = ensure_artifacts(version, cache, java_home)
     where = _port_dir(cache, port)
-    home, data, logs = where / "home", where / "data", where / "logs"
+    # Data per version: a 2.19 node cannot read the cluster state a 3.x node left (Lucene 10 files), and
+    # the two pinned versions take turns on the test ports.
+    home, data, logs = where / "home", where / "data" / version, where / "logs"
     for directory in (home, data, logs):
         directory.mkdir(parents=True, exist_ok=True)
     settings = {
@@ -523,6 +537,10 @@ def start(
                 )
             found = _wait_green(url, lambda: status(port, cache).state == "running", _log_path(record))
             return _status_from({**record, "version": found}, port, reused=True)
+        if current.state == "dead":
+            # A JVM killed a moment ago shows as dead (its main thread a zombie) while its other
+            # threads still exit and hold the port for a second or two.
+            _wait_port_free(port, DEAD_PORT_GRACE_S)
         if not _port_free(port):
             raise NodeError(
                 f"port {port} on {HOST} is taken by a process lawindex did not start",
