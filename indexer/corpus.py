@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,9 +121,16 @@ def read_corpus(path: Path) -> Corpus:
     if path.suffix != ".jsonl" or path.stem != state or state not in STATES:
         raise CorpusError(name, 0, None, "the file name is not a state code: expected <STATE>.jsonl, like TX.jsonl")
     try:
-        raw_file = path.read_bytes()
+        with path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            raw_file = handle.read()
+            after = os.fstat(handle.fileno())
     except OSError as error:
         raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
+    # A file rewritten in place while it was read can stop at a line end and read as a shorter, valid
+    # corpus. Refuse it: replace corpus files by renaming a finished file over the old one.
+    if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(raw_file) != after.st_size:
+        raise CorpusError(name, 0, None, "changed while it was read; write the new file beside it and rename it over")
     data = raw_file[len(_BOM) :] if raw_file.startswith(_BOM) else raw_file
     laws: list[Law] = []
     seen: dict[str, int] = {}

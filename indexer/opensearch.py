@@ -116,7 +116,9 @@ class Connection:
             ca_certs=self.ca_certs,
             timeout=self.timeout,
             max_retries=self.retries,
-            retry_on_timeout=True,
+            # A request that timed out is not sent again: --timeout bounds the wait for a silent
+            # cluster. A refused connection is retried (LAWINDEX_RETRIES), which costs nothing.
+            retry_on_timeout=False,
             pool_maxsize=32,
         )
 
