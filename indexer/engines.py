@@ -15,6 +15,7 @@ from indexer.corpus import Corpus, Law, read_corpora, state_code
 from indexer.errors import BadInput
 
 if TYPE_CHECKING:
+    from indexer.explain import Contribution
     from indexer.opensearch import Connection
     from indexer.query import OpenSearchEngine
 
@@ -35,6 +36,10 @@ class Engine(Protocol):
 
     def family(self, state: str, key: str) -> list[Law]:
         """The process rows of family `key`, in corpus order: a page row is reached by its family."""
+        ...
+
+    def explain(self, answer: Answer) -> list[list[Contribution]]:
+        """Per hit of `answer`, each asked word's part of its score (they sum to the score exactly)."""
         ...
 
     def get(self, state: str, law: str) -> Law:
@@ -75,6 +80,13 @@ class ReferenceEngine:
         check_question(question, limit)
         return reference.ask(self.corpus(state), question, limit)
 
+    def explain(self, answer: Answer) -> list[list[Contribution]]:
+        """Each hit's parts, from the statistics of the state's file."""
+        from indexer import reference
+        from indexer.explain import explain
+
+        return explain(answer, reference.statistics(self.corpus(answer.state).laws))
+
     def family(self, state: str, key: str) -> list[Law]:
         """The process rows of family `key` in the state's file, in corpus order."""
         return [law for law in self.corpus(state).laws if law.kind == "process" and law.family == key]
@@ -99,6 +111,12 @@ class CheckedOpenSearchEngine:
         """The spec's exact answer, from OpenSearch."""
         check_question(question, limit)
         return self.engine.ask(state, question, limit)
+
+    def explain(self, answer: Answer) -> list[list[Contribution]]:
+        """Each hit's parts, from the statistics stored with the state's index."""
+        from indexer.explain import explain
+
+        return explain(answer, self.engine.statistics(answer.state))
 
     def family(self, state: str, key: str) -> list[Law]:
         """The process rows of family `key`, in corpus order, from OpenSearch."""

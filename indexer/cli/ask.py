@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from indexer.answers import Answer
     from indexer.corpus import Law
     from indexer.engines import Engine
+    from indexer.explain import Contribution
 
 
 class EngineName(StrEnum):
@@ -56,26 +58,42 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
         raise BadInput(f"{source}: cannot read questions: {error.strerror or error}") from None
 
 
-def _print(answer: Answer, as_json: bool) -> None:
+def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None) -> None:
     if as_json:
+        hits = []
+        for number, hit in enumerate(answer.hits):
+            shown = {"id": hit.law.id, "kind": hit.law.kind, "score": hit.score, "law": hit.law.law}
+            if parts is not None:
+                shown["explain"] = [asdict(part) for part in parts[number]]
+            hits.append(shown)
         emit_json(
             {
                 "state": answer.state,
                 "question": answer.question,
                 "words": answer.words,
                 "terms": answer.terms,
-                "hits": [
-                    {"id": hit.law.id, "kind": hit.law.kind, "score": hit.score, "law": hit.law.law}
-                    for hit in answer.hits
-                ],
+                "hits": hits,
             }
         )
         return
     typer.echo(f"words: {' '.join(answer.words)}")
-    for hit in answer.hits:
+    for number, hit in enumerate(answer.hits):
         typer.echo(f"{hit.law.id}  {hit.law.law}")
+        if parts is not None:
+            _print_parts(hit.score, parts[number])
     if not answer.words:
         typer.echo(f"note: {answer.question!r} has no words to search by (only stopwords or none)", err=True)
+
+
+def _print_parts(score: float, parts: list[Contribution]) -> None:
+    """A hit's parts as a small table under it: word, tf, df, idf, length, score."""
+    rows = [("word", "tf", "df", "idf", "length", "score")]
+    rows += [(p.word, str(p.tf), str(p.df), f"{p.idf:.4f}", str(p.length), f"{p.score:.4f}") for p in parts]
+    rows.append(("", "", "", "", "total", f"{score:.4f}"))
+    widths = [max(len(row[column]) for row in rows) for column in range(6)]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        typer.echo("    " + "  ".join(cells).rstrip())
 
 
 EngineOption = Annotated[
@@ -120,6 +138,10 @@ def ask(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a question, one a line.")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="How many laws at most.")] = 8,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Under each law, each word's part of its score (word, tf, df, idf, length)."),
+    ] = False,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
     insecure: InsecureOption = False,
@@ -146,7 +168,8 @@ def ask(
                 _print_law(law, as_json)
             return
         if question is not None:
-            _print(chosen.ask(state, question, limit), as_json)
+            answer = chosen.ask(state, question, limit)
+            _print(answer, as_json, chosen.explain(answer) if explain else None)
             return
     failed = 0
     printed = False
@@ -167,7 +190,7 @@ def ask(
                 continue
             if printed and not as_json:
                 typer.echo("")
-            _print(answer, as_json)
+            _print(answer, as_json, chosen.explain(answer) if explain else None)
             printed = True
     if failed:
         raise typer.Exit(failed)

@@ -144,3 +144,33 @@ def test_every_option_is_documented() -> None:
     assert result.exit_code == 0
     for option in ("--engine", "--corpora", "--from", "--json", "--limit"):
         assert option in result.stdout
+
+
+def test_explain_parts_add_up_to_each_score(corpora: Path) -> None:
+    code, out, _ = run("MD", "fire hydrant park", "--corpora", str(corpora), "--json", "--explain")
+    assert code == 0
+    hits = json.loads(out)["hits"]
+    assert [hit["id"] for hit in hits] == ["MD-S01", "MD-S02"]
+    # MD-S01 has fire, hydrant and park; MD-S02 only fire and park (hand-read from LAWS above).
+    assert [part["word"] for part in hits[0]["explain"]] == ["fire", "hydrant", "park"]
+    assert [part["word"] for part in hits[1]["explain"]] == ["fire", "park"]
+    for hit in hits:
+        total = 0.0
+        for part in hit["explain"]:
+            total += part["score"]
+        assert total == hit["score"]
+
+
+def test_family_rows_in_corpus_order(corpora: Path) -> None:
+    code, out, _ = run("MD", "--family", "road-test", "--corpora", str(corpora))
+    assert code == 0 and out.splitlines() == ["MD-P1  Bring your permit to the road test."]
+    code, _, err = run("MD", "--family", "no-such-family", "--corpora", str(corpora))
+    assert code == 2 and "no-such-family" in err
+
+
+def test_get_one_law(corpora: Path) -> None:
+    result = runner.invoke(app, ["get", "MD", "MD-S03", "--engine", "reference", "--corpora", str(corpora), "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["law"] == "Use headlights from sunset to sunrise."
+    result = runner.invoke(app, ["get", "MD", "MD-S99", "--engine", "reference", "--corpora", str(corpora)])
+    assert result.exit_code == 2 and "MD-S99" in result.stderr
