@@ -180,11 +180,10 @@ def load_state(
     stats = statistics(corpus.laws)
     index = index_prefix(state, namespace) + _generation()
     body = mappings.laws_index()
-    # During the fill nobody reads this index: no refreshes, and the translog fsynced in the
-    # background instead of once a bulk request. A crash now loses nothing that serves; the index is
-    # an orphan either way. Both are put back, and the index flushed, before it is swapped in.
+    # No periodic refresh, ever: the index is written once, here, and refreshed once at the end; a
+    # reload builds a new index rather than writing to this one. (Setting it back after the load cost a
+    # request a state and bought nothing; a node's restart refreshes after replaying the translog.)
     body["settings"]["index"]["refresh_interval"] = "-1"
-    body["settings"]["index"]["translog.durability"] = "async"
     body["mappings"]["_meta"] = {
         "lawindex": {
             "state": state,
@@ -230,13 +229,7 @@ def load_state(
                 progress(state, min(written, len(corpus.laws)), len(corpus.laws))
         if failed:
             raise LoadFailed(f"{state}: {failed} of {len(corpus.laws) + 1} documents were refused ({first_failure})")
-        client.indices.put_settings(
-            index=index, body={"index": {"refresh_interval": None, "translog.durability": None}}
-        )
         client.indices.refresh(index=index)
-        # A Lucene commit: what the alias is about to serve is on disk, not only in a translog that
-        # was fsynced in the background.
-        client.indices.flush(index=index)
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
