@@ -61,7 +61,7 @@ class Connection:
     insecure: bool = False
     # Seconds a request may take before it counts as not answered; a slow cluster gets --timeout.
     timeout: float = 10.0
-    # Requests retried by the client on a connection error or timeout, before one is reported.
+    # Requests retried by the client when the connection is refused or dropped (not on a timeout).
     retries: int = 2
     # The first part of every index and alias name, so that several lawindexes (a test run, staging)
     # can share a cluster without touching each other's states.

@@ -112,15 +112,16 @@ def test_a_port_where_nothing_listens_is_one_line_and_exit_3_at_once(command: st
 def test_a_port_that_never_answers_fails_within_the_timeout_per_try(
     silent_port: int, command: str, retries: int
 ) -> None:
-    """With --timeout 1 each try waits one second; LAWINDEX_RETRIES tries again that many times. The
-    time to the error is about timeout × (1 + retries), plus the start of Python."""
+    """With --timeout 1 a silent cluster is an error after one try, whatever LAWINDEX_RETRIES says: a
+    request that timed out is not sent again (retries are for refused connections, which cost nothing).
+    The bound is loose, for a shared machine: one timeout plus the start of Python, with room."""
     url = f"http://127.0.0.1:{silent_port}"
     env = {"OPENSEARCH_URL": url, "LAWINDEX_TIMEOUT": "1", "LAWINDEX_RETRIES": str(retries)}
     code, out, err, seconds = lawindex(*COMMANDS[command], env=env)
     print(f"\n{command}: silent port, timeout 1 s, {retries} retries: exit {code} in {seconds:.2f}s")
     assert code == 3, (code, out, err)
     one_clear_line(err, url, "within 1s")
-    assert 1.0 * (1 + retries) <= seconds < 1.0 * (1 + retries) + 4.0
+    assert seconds < 1.0 + 4.0
 
 
 def test_the_timeout_option_wins_over_the_setting(silent_port: int) -> None:
