@@ -14,10 +14,12 @@ if TYPE_CHECKING:
 
 # Words that say nothing about which law is meant. "park" and "far" stay: in a question about road
 # law they are the whole question. The spec's list, in the spec's order.
-STOP = frozenset(
+# The spec's own string, so that the two can be compared by eye.
+_SPEC_STOP = (
     "a an and are as at be by can could do does for from how i if in is it its me my of on or should so "
-    "that the their them there this to was what when where which who why will with would you your".split(" ")
+    "that the their them there this to was what when where which who why will with would you your"
 )
+STOP = frozenset(_SPEC_STOP.split(" "))
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 

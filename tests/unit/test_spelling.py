@@ -23,9 +23,7 @@ def test_equals_the_spec_loop_in_value_and_order(vocabulary: dict[str, int], ask
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.text(alphabet="ab", min_size=3, max_size=7), max_size=40).map(
-        lambda ws: dict.fromkeys(ws, 1)
-    ),
+    st.lists(st.text(alphabet="ab", min_size=3, max_size=7), max_size=40).map(lambda ws: dict.fromkeys(ws, 1)),
     st.text(alphabet="ab", min_size=0, max_size=12),
 )
 def test_two_letter_alphabet_collides_everywhere(vocabulary: dict[str, int], word: str) -> None:
