@@ -219,6 +219,7 @@ def load_state(
             max_retries=max_retries,
             initial_backoff=initial_backoff,  # type: ignore[arg-type]  # typed int, used as seconds
             max_backoff=30,
+            request_timeout=WRITE_TIMEOUT,
         ):
             if ok:
                 written += 1
@@ -231,7 +232,7 @@ def load_state(
                 progress(state, min(written, len(corpus.laws)), len(corpus.laws))
         if failed:
             raise LoadFailed(f"{state}: {failed} of {len(corpus.laws) + 1} documents were refused ({first_failure})")
-        client.indices.refresh(index=index)
+        client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
@@ -257,6 +258,11 @@ def load_state(
         client.indices.delete(index=current, ignore_unavailable=True)
     return done("indexed", index)
 
+
+# Seconds a bulk request or the final refresh may take. A question's --timeout (10 s by default) is for
+# a cluster that does not answer; a busy cluster writing a thousand laws may take longer than that, and
+# a request that times out is not retried, so a load would fail on a slow moment.
+WRITE_TIMEOUT = 120.0
 
 # States loaded at once. One state at a time leaves the cluster idle while Python builds a state's
 # statistics and bulk bodies, and Python idle while the cluster creates and refreshes an index and
