@@ -50,12 +50,23 @@ class Vocabulary:
     def __init__(self, words: Iterable[str]) -> None:
         # rank: the place of each word in the vocabulary's insertion order (a dict keeps it).
         self._rank: dict[str, int] = {word: place for place, word in enumerate(dict.fromkeys(words))}
-        self._contained: frozenset[str] = frozenset(w for w in self._rank if len(w) >= MIN_CONTAINED)
-        self._contained_lengths: tuple[int, ...] = tuple(sorted({len(w) for w in self._contained}))
+        # The compound and one-edit indexes are built on the first unknown word, not here: a word the
+        # laws use needs neither, the loader never asks, and they are a sixth of Texas's statistics.
+        self._contained: frozenset[str] | None = None
+        self._contained_lengths: tuple[int, ...] = ()
+        self._by_deletion: dict[str, str | list[str]] = {}
+
+    def _indexed(self) -> frozenset[str]:
+        """The words a compound may contain, building both indexes first if they are not built yet.
+
+        Two threads that meet an unbuilt index both build it and assign the same thing: no lock needed.
+        """
+        if self._contained is not None:
+            return self._contained
         # deletion key -> the known word (or words) of MIN_CORRECTED - 1 letters or more that become it
         # by deleting one letter: no shorter word can be one edit from a word of MIN_CORRECTED letters.
         # One word is kept as itself and a list made only on a collision: three times faster to build
-        # (25 ms for Texas's 10,000 words), and the build is part of every corpus's statistics.
+        # (25 ms for Texas's 10,000 words).
         by_deletion: dict[str, str | list[str]] = {}
         for known in self._rank:
             if len(known) < MIN_CORRECTED - 1:
@@ -70,7 +81,11 @@ class Vocabulary:
                         by_deletion[key] = [kept, known]
                 elif kept[-1] is not known:
                     kept.append(known)
+        contained = frozenset(w for w in self._rank if len(w) >= MIN_CONTAINED)
         self._by_deletion = by_deletion
+        self._contained_lengths = tuple(sorted({len(w) for w in contained}))
+        self._contained = contained  # last: a reader that sees it sees the others built
+        return contained
 
     @property
     def rank(self) -> dict[str, int]:
@@ -103,7 +118,7 @@ class Vocabulary:
     def _contained_in(self, word: str) -> set[str]:
         # Only lengths some known word has: a 2,000-letter "word" costs 2,000 look-ups per distinct
         # length, not 2,000 squared over 2.
-        contained = self._contained
+        contained = self._indexed()
         found: set[str] = set()
         for length in self._contained_lengths:
             if length >= len(word):
@@ -115,6 +130,7 @@ class Vocabulary:
         return found
 
     def _one_edit_from(self, word: str) -> set[str]:
+        self._indexed()
         rank, by_deletion = self._rank, self._by_deletion
         candidates: set[str] = set()
         # known = word less a letter (an insertion typed by mistake).
