@@ -7,6 +7,10 @@ them against one node at once, never touch each other's states, and nothing of t
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,3 +38,27 @@ def fresh_connection(url: str) -> Iterator[Connection]:
         yield connection
     finally:
         drop_namespace(connection.client(), connection.namespace)
+
+
+# `lawindex` as its own process, through the same entry point as the console script.
+LAWINDEX = [sys.executable, "-c", "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"]
+
+
+def timed_lawindex(
+    *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> tuple[int, str, str, float]:
+    """`lawindex ARGS` as its own process: exit code, stdout, stderr and seconds; never a traceback."""
+    began = time.perf_counter()
+    done = subprocess.run(
+        [*LAWINDEX, *args], input=stdin, capture_output=True, env={**os.environ, **(env or {})}, timeout=120
+    )
+    seconds = time.perf_counter() - began
+    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in out + err, err
+    return done.returncode, out, err, seconds
+
+
+def lawindex(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """`lawindex ARGS` as its own process: exit code, stdout, stderr; never a traceback."""
+    code, out, err, _ = timed_lawindex(*args, env=env, stdin=stdin)
+    return code, out, err

@@ -9,10 +9,7 @@ that answers every request 401, as the security plugin does: a stand-in for the 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,10 +23,9 @@ from indexer.errors import BadInput, ClusterRefused
 from indexer.load import load_state
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
-from tests.integration.support import fresh_connection
+from tests.integration.support import fresh_connection, lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-_MAIN = "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"
 
 
 class _Refusing(BaseHTTPRequestHandler):
@@ -59,16 +55,6 @@ def refusing_url() -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
-
-
-def lawindex(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """`lawindex ARGS` as its own process: exit code, stdout, stderr; never a traceback."""
-    done = subprocess.run(
-        [sys.executable, "-c", _MAIN, *args], capture_output=True, env={**os.environ, **(env or {})}, timeout=120
-    )
-    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
-    assert "Traceback" not in out + err, err
-    return done.returncode, out, err
 
 
 def one_line(err: str, *fragments: str) -> str:

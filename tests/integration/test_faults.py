@@ -13,7 +13,6 @@ import os
 import queue
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,23 +24,11 @@ from opensearchpy import OpenSearch
 from indexer import node, reference, synthetic
 from indexer.corpus import Corpus, read_corpus
 from indexer.load import load_state, serving
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
+from tests.integration.support import timed_lawindex as lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 OWN_PORT = 9271
-_MAIN = "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"
-
-
-def lawindex(*args: str, env: dict[str, str], stdin: bytes | None = None) -> tuple[int, str, str, float]:
-    """`lawindex ARGS` as its own process: exit code, stdout, stderr and seconds taken."""
-    began = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", _MAIN, *args], input=stdin, capture_output=True, env={**os.environ, **env}, timeout=120
-    )
-    seconds = time.perf_counter() - began
-    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
-    assert "Traceback" not in out + err, err
-    return done.returncode, out, err, seconds
 
 
 # ---- unreachable when a command starts -------------------------------------------------------------
@@ -213,7 +200,7 @@ class Batch:
     def __init__(self, url: str, namespace: str) -> None:
         env = {**os.environ, "OPENSEARCH_URL": url, "LAWINDEX_NAMESPACE": namespace, "LAWINDEX_TIMEOUT": "5"}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _MAIN, "ask", "MD", "--from", "-", "--json", "--engine", "opensearch"],
+            [*LAWINDEX, "ask", "MD", "--from", "-", "--json", "--engine", "opensearch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -18,8 +18,6 @@ import logging
 import os
 import socket
 import ssl
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,11 +34,10 @@ from indexer.errors import BadInput, ClusterRefused, LawindexError
 from indexer.load import load_state
 from indexer.opensearch import Connection, alias_of, namespace_of
 from indexer.query import OpenSearchEngine
-from tests.integration.support import fresh_connection
+from tests.integration.support import fresh_connection, lawindex
 from tests.integration.test_bad_input_cluster import refusing_url  # noqa: F401  (a fixture)
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-_MAIN = "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"
 USER = "canary-user-5e1f"
 PASSWORD = "Canary-Pa55-9c1e-do-not-print"
 
@@ -86,15 +83,6 @@ def loaded(opensearch_url: str, corpus: Corpus) -> Iterator[Connection]:
     with fresh_connection(opensearch_url) as connection:
         load_state(connection.client(), corpus, namespace=connection.namespace)
         yield connection
-
-
-def lawindex(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _MAIN, *args], capture_output=True, env={**os.environ, **(env or {})}, timeout=120
-    )
-    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
-    assert "Traceback" not in out + err, err
-    return done.returncode, out, err
 
 
 # ---- names ---------------------------------------------------------------------------------------
