@@ -27,7 +27,7 @@ from indexer.corpus import Law, state_code
 from indexer.errors import BadInput, ClusterRefused
 from indexer.load import STATISTICS_ID, law_id
 from indexer.opensearch import Connection, alias_of, talking
-from indexer.reference import exact_term_score
+from indexer.reference import K1, exact_term_score
 from indexer.spelling import Vocabulary
 from indexer.words import words
 
@@ -357,8 +357,7 @@ def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowes
     long law could score below ρ·_score by the spec's arithmetic: tests/integration/test_lucene_mode.py
     holds this bound against every hit's real `_score`, long laws included.)
     """
-    k1 = 1.2
-    f = (k1 + 1) if legacy else 1.0
+    f = (K1 + 1) if legacy else 1.0
     worst = 1.0
     weights = 0.0
     for term in terms:
@@ -367,7 +366,7 @@ def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowes
         lucene_idf = math.log(1 + (stats.doc_count - n + 0.5) / (n + 0.5))
         worst = max(worst, exact_idf / lucene_idf)
         weights += f * lucene_idf
-    ratio = worst * ((k1 + 1) / f)
+    ratio = worst * ((K1 + 1) / f)
     return ratio * (1 + FLOAT32_SLACK) * (lowest + CANCELLATION * UNIT_ROUNDOFF * weights)
 
 

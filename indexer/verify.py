@@ -32,23 +32,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from indexer import reference
 from indexer.answers import RETRIEVED_LAWS
 from indexer.corpus import Corpus, Law
 from indexer.errors import BadInput
 from indexer.opensearch import alias_of, talking
+from indexer.reference import K1, B, Statistics, byte4_to_int, int_to_byte4
 from indexer.words import ranked
 
 if TYPE_CHECKING:
     from indexer.query import OpenSearchEngine
-    from indexer.reference import Statistics
 
 # Largest relative error of the Lucene mode against `_score` that is still "float32 rounding": a unit in
 # the last place of a float is at most 2^-23 of it. The Lucene mode is bit-exact where it is right (0.0 on
 # both pinned versions); a wrong statistic or formula shows as errors of 1e-4 and more.
 FLOAT32_ROUNDING = 2.0**-23
 
-K1 = 1.2
-B = 0.75
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -203,8 +202,6 @@ class _Stages:
     def __init__(self, stats: Statistics) -> None:
         self.stats = stats
         self.lengths = np.asarray(stats.lengths, dtype=np.float64)
-        from indexer.reference import byte4_to_int, int_to_byte4
-
         table = np.array([byte4_to_int(int_to_byte4(n)) for n in range(max(stats.lengths, default=0) + 1)])
         self.rounded = table[np.asarray(stats.lengths, dtype=np.intp)].astype(np.float64)
         self._tf: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
@@ -295,8 +292,6 @@ def verify_state(
     progress: Callable[[int], None] | None = None,
 ) -> StateReport:
     """Run `questions` through the exact `ask`, OpenSearch's own ranking and the reference scorer."""
-    from indexer import reference
-
     began = time.perf_counter()
     state = corpus.state
     stats = reference.statistics(corpus.laws)
