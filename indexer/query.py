@@ -149,7 +149,12 @@ class OpenSearchEngine:
             known = self._statistics.get(index)
             if known is None:
                 known = self._statistics[index] = IndexStatistics.of(index, body)
+            replaced = self._serving.get(state)
             self._serving[state] = index
+            # The generation the alias left is deleted by the load that moved it: forget its statistics,
+            # or a process that lives through many reloads keeps every vocabulary it ever read.
+            if replaced is not None and replaced != index:
+                self._statistics.pop(replaced, None)
             return known
 
     def _cached(self, state: str) -> IndexStatistics:
