@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -62,3 +63,13 @@ def lawindex(*args: str, env: dict[str, str] | None = None, stdin: bytes | None 
     """`lawindex ARGS` as its own process: exit code, stdout, stderr; never a traceback."""
     code, out, err, _ = timed_lawindex(*args, env=env, stdin=stdin)
     return code, out, err
+
+
+def run_threads(threads: list[threading.Thread], timeout: float = 300) -> float:
+    """Start `threads` together, wait for each (at most `timeout` seconds apiece); the seconds taken."""
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    return time.perf_counter() - began

@@ -22,7 +22,7 @@ from indexer.corpus import Corpus, read_corpus
 from indexer.load import load_state, serving
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
-from tests.integration.support import fresh_connection
+from tests.integration.support import fresh_connection, run_threads
 
 pytestmark = pytest.mark.integration
 
@@ -109,12 +109,7 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
 
     threads = [threading.Thread(target=asker, args=(n,)) for n in range(ASKERS)]
     threads.append(threading.Thread(target=reloader))
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    seconds = time.perf_counter() - began
+    seconds = run_threads(threads)
 
     print(
         f"\nconcurrent reloads ({'one shared engine' if shared else 'an engine per thread'}): "

@@ -14,7 +14,6 @@ import queue
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from opensearchpy import OpenSearch
 from indexer import node, reference, synthetic
 from indexer.corpus import Corpus, read_corpus
 from indexer.load import load_state, serving
-from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
+from tests.integration.support import LAWINDEX, drop_namespace, run_threads, unique_namespace
 from tests.integration.support import timed_lawindex as lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -171,12 +170,7 @@ def test_bulk_rejections_429_are_retried_until_every_law_is_in(own_node: str, na
             errors.append(f"{corpus.state}: {type(error).__name__}: {error}")
 
     threads = [threading.Thread(target=loading, args=(corpus,)) for corpus in corpora]
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    seconds = time.perf_counter() - began
+    seconds = run_threads(threads)
     seen = rejected(client) - before
     print(f"\n429: {seen} bulk rejections seen while 4 states loaded at once in {seconds:.1f}s; all retried")
     assert not errors, errors

@@ -23,22 +23,12 @@ from indexer import reference
 from indexer.cli import app
 from indexer.corpus import read_corpus
 from indexer.errors import CorpusError
+from tests.unit.laws import DROP
+from tests.unit.laws import row as line
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 # Nothing listens on the discard port of loopback: a command that got this far would exit 3.
 NOWHERE = "http://127.0.0.1:9"
-
-GOOD = {
-    "id": "TX-1",
-    "kind": "statute",
-    "law": "Do not park within 15 feet of a fire hydrant.",
-    "question": "How far from a hydrant can I park?",
-    "concept": "parking-fire-hydrant",
-}
-
-
-def line(**changes: object) -> str:
-    return json.dumps({key: value for key, value in {**GOOD, **changes}.items() if value is not None})
 
 
 def run(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:
@@ -97,7 +87,7 @@ def corpus_dir(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
 
 BAD_FILES: dict[str, tuple[dict[str, str | bytes], tuple[str, ...]]] = {
     "malformed JSON": ({"TX.jsonl": line() + "\n" + '{"id": "TX-2", "kind": \n'}, ("TX.jsonl:2", "not JSON")),
-    "a missing field": ({"TX.jsonl": line(law=None) + "\n"}, ("TX.jsonl:1", "field 'law'")),
+    "a missing field": ({"TX.jsonl": line(law=DROP) + "\n"}, ("TX.jsonl:1", "field 'law'")),
     "a mistyped field": ({"TX.jsonl": line(id=7) + "\n"}, ("TX.jsonl:1", "field 'id'")),
     "an empty law": ({"TX.jsonl": line(law="   ") + "\n"}, ("TX.jsonl:1", "field 'law'", "empty")),
     "a duplicate id": ({"TX.jsonl": line() + "\n" + line() + "\n"}, ("TX.jsonl:2", "field 'id'", "duplicate")),
@@ -113,7 +103,7 @@ BAD_FILES: dict[str, tuple[dict[str, str | bytes], tuple[str, ...]]] = {
     "a line that is not an object": ({"TX.jsonl": '["TX-1"]\n'}, ("TX.jsonl:1", "object")),
     "a directory with no corpus files": ({"README.md": "laws go here\n"}, ("no corpus files",)),
     "a good file beside a bad one": (
-        {"MD.jsonl": line(id="MD-1") + "\n", "TX.jsonl": line(kind=None) + "\n"},
+        {"MD.jsonl": line(id="MD-1") + "\n", "TX.jsonl": line(kind=DROP) + "\n"},
         ("TX.jsonl:1", "field 'kind'"),
     ),
 }

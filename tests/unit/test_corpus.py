@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -10,24 +9,7 @@ import pytest
 
 from indexer.corpus import MAX_LINE_BYTES, read_corpora, read_corpus, state_code
 from indexer.errors import BadInput, CorpusError
-
-GOOD = {
-    "id": "TX-1",
-    "kind": "statute",
-    "law": "Do not park within 15 feet of a fire hydrant.",
-    "question": "How far from a hydrant can I park?",
-    "concept": "parking-fire-hydrant",
-}
-
-
-def row(**changes: object) -> str:
-    data: dict[str, object] = {**GOOD, **changes}
-    for key in [k for k, v in data.items() if v is _DROP]:
-        del data[key]
-    return json.dumps(data)
-
-
-_DROP = object()
+from tests.unit.laws import DROP, row
 
 
 def write(tmp_path: Path, content: str | bytes, name: str = "TX.jsonl") -> Path:
@@ -72,7 +54,7 @@ def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("field", ["id", "kind", "law", "question", "concept"])
 def test_a_missing_field_is_named(tmp_path: Path, field: str) -> None:
-    error = refused(write(tmp_path, row() + "\n" + row(**{"id": "TX-2", field: _DROP})))
+    error = refused(write(tmp_path, row() + "\n" + row(**{"id": "TX-2", field: DROP})))
     assert (error.line, error.field) == (2, field)
     assert f"field '{field}'" in error.message and "required" in error.message
 
