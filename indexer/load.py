@@ -23,24 +23,13 @@ from indexer import mappings
 from indexer.corpus import Corpus, Law
 from indexer.errors import LoadFailed
 from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
+from indexer.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, law_id
 from indexer.words import ranked, ranked_text
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from indexer.reference import Statistics
-
-# The document that carries what the query side needs of the whole state (the spec's Index, less the
-# per-law parts, which ride on each law's own document). Law documents are `law:<id>`, so no law id
-# can collide with it.
-STATISTICS_ID = "statistics"
-# Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
-SCHEMA = 1
-
-
-def law_id(law_id: str) -> str:
-    """The `_id` of a law's document."""
-    return f"law:{law_id}"
 
 
 @dataclass(frozen=True)
@@ -66,9 +55,8 @@ def fingerprint(corpus: Corpus) -> str:
 
 def documents(corpus: Corpus, stats: Statistics) -> Iterator[dict[str, Any]]:
     """The bulk actions for a state: one document per law, then the statistics document."""
-    index_fields = ("id", "kind", "law", "question", "concept", "family", "source")
     for order, law in enumerate(corpus.laws):
-        source: dict[str, Any] = {name: getattr(law, name) for name in index_fields}
+        source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
             state=corpus.state,
             order=order,
@@ -78,7 +66,7 @@ def documents(corpus: Corpus, stats: Statistics) -> Iterator[dict[str, Any]]:
         # A process row carries no ranked text at all, so that Lucene counts it in neither N nor
         # df nor the average length: the spec's `ranked`.
         if ranked(law):
-            source["words"] = ranked_text(law)
+            source[RANKED_FIELD] = ranked_text(law)
         yield {"_id": law_id(law.id), "_source": source}
     yield {
         "_id": STATISTICS_ID,

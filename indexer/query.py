@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from indexer.answers import RETRIEVED_LAWS, Answer, Hit
 from indexer.corpus import Law, state_code
 from indexer.errors import BadInput, ClusterRefused
-from indexer.load import STATISTICS_ID, law_id
 from indexer.opensearch import Connection, alias_of, talking
 from indexer.reference import K1, exact_term_score
+from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
 from indexer.spelling import Vocabulary
 from indexer.words import words
 
@@ -52,8 +52,6 @@ WIDEN = 4
 FLOAT32_SLACK = 1e-5
 UNIT_ROUNDOFF = 2.0**-24
 CANCELLATION = 3.0
-# Fields a law needs when fetched by family or id (a window takes each document whole: see `_search`).
-_SOURCE = ["id", "kind", "law", "question", "concept", "family", "source", "order", "length", "counts"]
 
 
 @dataclass(frozen=True)
@@ -213,7 +211,7 @@ class OpenSearchEngine:
         body = {
             "size": size,
             "track_total_hits": False,
-            "query": {"bool": {"should": [{"term": {"words": term}} for term in terms]}},
+            "query": terms_query(terms),
         }
         try:
             result: dict[str, Any] = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
@@ -249,7 +247,7 @@ class OpenSearchEngine:
         body = {
             "size": 1000,
             "sort": [{"order": "asc"}],
-            "_source": _SOURCE,
+            "_source": list(FETCHED),
             "query": {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}},
         }
         from opensearchpy import NotFoundError
@@ -269,7 +267,7 @@ class OpenSearchEngine:
         with talking(self.connection):
             try:
                 found = self.client.get(
-                    index=alias_of(state, self.connection.namespace), id=law_id(law), _source_includes=_SOURCE
+                    index=alias_of(state, self.connection.namespace), id=law_id(law), _source_includes=list(FETCHED)
                 )
             except NotFoundError as error:
                 if isinstance(error.info, dict) and error.info.get("found") is False:
@@ -295,9 +293,7 @@ def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
 
 
 def _law(source: dict[str, Any]) -> Law:
-    return Law.model_validate(
-        {key: source.get(key) for key in ("id", "kind", "law", "question", "concept", "family", "source")}
-    )
+    return Law.model_validate({key: source.get(key) for key in LAW_FIELDS})
 
 
 def _exact(source: dict[str, Any], terms: list[str], stats: IndexStatistics) -> float:

@@ -38,6 +38,7 @@ from indexer.corpus import Corpus, Law
 from indexer.errors import BadInput
 from indexer.opensearch import alias_of, talking
 from indexer.reference import K1, B, Statistics, byte4_to_int, int_to_byte4
+from indexer.schema import terms_query
 from indexer.words import ranked
 
 if TYPE_CHECKING:
@@ -263,7 +264,7 @@ def native_search(engine: OpenSearchEngine, state: str, terms: Sequence[str], si
         "track_scores": True,
         "_source": ["id", "order"],
         "sort": [{"_score": {"order": "desc"}}, {"order": {"order": "asc"}}],
-        "query": {"bool": {"should": [{"term": {"words": term}} for term in terms]}},
+        "query": terms_query(terms),
     }
     response = engine.client.search(index=alias_of(state, engine.connection.namespace), body=body)
     hits: list[dict[str, Any]] = response["hits"]["hits"]

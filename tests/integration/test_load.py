@@ -24,9 +24,10 @@ from indexer import node, synthetic
 from indexer.cli import app
 from indexer.corpus import Law, read_corpora, read_corpus
 from indexer.errors import LoadFailed, Unreachable
-from indexer.load import STATISTICS_ID, load, serving
+from indexer.load import load, serving
 from indexer.opensearch import Connection, alias_of, index_prefix
 from indexer.reference import statistics
+from indexer.schema import STATISTICS_ID
 from indexer.words import ranked_text, words
 from tests.integration.support import drop_namespace, fresh_connection
 

@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from indexer.corpus import Corpus, Law
-from indexer.load import STATISTICS_ID, documents, law_id
+from indexer.load import documents
 from indexer.reference import statistics
+from indexer.schema import STATISTICS_ID, law_id
 
 LAWS = (
     Law(
