@@ -113,10 +113,11 @@ class CheckedOpenSearchEngine:
         return self.engine.ask(state, question, limit)
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
-        """Each hit's parts, from the statistics stored with the state's index."""
+        """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,
+        not the statistics document fetched again for every question."""
         from indexer.explain import explain
 
-        return explain(answer, self.engine.statistics(answer.state))
+        return explain(answer, self.engine.cached_statistics(answer.state))
 
     def family(self, state: str, key: str) -> list[Law]:
         """The process rows of family `key`, in corpus order, from OpenSearch."""

@@ -66,3 +66,20 @@ class Disagreement(LawindexError):
     """`lawindex verify` found an exact answer that differs from the reference scorer."""
 
     exit_code = 7
+
+
+class NotOpenSearch(Unreachable):
+    """A server answered at the URL, but it is not OpenSearch (a file server, a proxy's page, another
+    search engine): OpenSearch did not answer there."""
+
+
+class ClusterBlocked(ClusterRefused):
+    """A cluster or index block refused the request (`cluster.blocks.*`, `index.blocks.*`): not a missing
+    permission, and no retry lifts it."""
+
+
+class WriteBlocked(ClusterBlocked, LoadFailed):
+    """A block that forbids writes (a read-only cluster, the disk flood-stage watermark): only a load
+    writes, and it stops before its swap, so the alias still serves what it served before."""
+
+    exit_code = 5

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from indexer.corpus import state_code
-from indexer.errors import BadInput, ClusterRefused, Unreachable
+from indexer.errors import BadInput, ClusterBlocked, ClusterRefused, NotOpenSearch, Unreachable, WriteBlocked
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -81,18 +82,7 @@ class Connection:
         """A connection from the arguments, then OPENSEARCH_URL, OPENSEARCH_USER, OPENSEARCH_PASSWORD,
         LAWINDEX_TIMEOUT, LAWINDEX_RETRIES and LAWINDEX_NAMESPACE."""
         chosen = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
-        parts = urlsplit(chosen)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BadInput(f"not an OpenSearch URL: {shown(chosen)!r}", hint="use a URL like http://127.0.0.1:9200")
-        if parts.username or parts.password:
-            raise BadInput(
-                f"the URL {shown(chosen)} carries credentials",
-                hint="set OPENSEARCH_USER and OPENSEARCH_PASSWORD instead; they are never read from the command line",
-            )
-        try:
-            parts.port  # noqa: B018 -- a port that is not a number raises here, not later in the client
-        except ValueError:
-            raise BadInput(f"not an OpenSearch URL: {shown(chosen)!r} (bad port)") from None
+        check_url(chosen)
         return cls(
             url=chosen.rstrip("/"),
             user=os.environ.get("OPENSEARCH_USER") or None,
@@ -105,10 +95,11 @@ class Connection:
         )
 
     def client(self) -> OpenSearch:
-        """An opensearch-py client for this connection (imported here: `lawindex --help` stays fast)."""
+        """An opensearch-py client for this connection, once the server at the URL has shown that it is
+        OpenSearch (`GET /`, see `check_root`); imported here, so that `lawindex --help` stays fast."""
         from opensearchpy import OpenSearch
 
-        return OpenSearch(
+        client = OpenSearch(
             hosts=[self.url],
             http_auth=(self.user, self.password or "") if self.user else None,
             verify_certs=not self.insecure,
@@ -120,6 +111,106 @@ class Connection:
             # cluster. A refused connection is retried (LAWINDEX_RETRIES), which costs nothing.
             retry_on_timeout=False,
             pool_maxsize=32,
+        )
+        with talking(self):
+            _VERSIONS[client] = check_root(self, client)
+        return client
+
+
+# The version each checked client's server reported, so that nothing asks `GET /` twice.
+_VERSIONS: weakref.WeakKeyDictionary[OpenSearch, str] = weakref.WeakKeyDictionary()
+
+
+def server_version(client: OpenSearch) -> str:
+    """The OpenSearch version (`3.9.0`) of the server `client` talks to: as checked when it was made."""
+    known = _VERSIONS.get(client)
+    if known is None:
+        known = _VERSIONS[client] = str(client.info()["version"]["number"])
+    return known
+
+
+def check_root(connection: Connection, client: OpenSearch) -> str:
+    """The version the server at the connection's URL reports, or NotOpenSearch when what answers `GET /`
+    is not OpenSearch's root: a JSON object with `version.number` and a `tagline` or `cluster_name`, of
+    the `opensearch` distribution. An HTTP file server gave a SerializationError traceback on load and
+    pages of HTML on status before this was asked first."""
+    from opensearchpy import exceptions as os_errors
+
+    url = shown(connection.url)
+    hint = "point --url (or OPENSEARCH_URL) at an OpenSearch cluster's HTTP port (9200 by default)"
+    try:
+        info: object = client.info()
+    except os_errors.SerializationError as error:
+        said = f"the server at {url} is not OpenSearch: GET / answered {_what(error)}"
+        raise NotOpenSearch(said, hint=hint) from None
+    except (os_errors.ConnectionError, os_errors.AuthenticationException, os_errors.AuthorizationException):
+        raise
+    except os_errors.TransportError as error:
+        # A proxy's 502, 503 or 504 is OpenSearch not answering behind it: said as such by `talking`.
+        if isinstance(error.status_code, int) and error.status_code >= 500:
+            raise
+        raise NotOpenSearch(
+            f"the server at {url} is not OpenSearch: GET / answered {error.status_code}", hint=hint
+        ) from None
+    version = info.get("version") if isinstance(info, dict) else None
+    number = version.get("number") if isinstance(version, dict) else None
+    if not isinstance(info, dict) or not isinstance(number, str) or not ("tagline" in info or "cluster_name" in info):
+        raise NotOpenSearch(f"the server at {url} is not OpenSearch: GET / answered another JSON", hint=hint)
+    distribution = version.get("distribution") if isinstance(version, dict) else None
+    if distribution != "opensearch":
+        product = "Elasticsearch" if "You Know, for Search" in str(info.get("tagline")) else str(distribution)
+        raise NotOpenSearch(f"the server at {url} is not OpenSearch: it is {product} {number}", hint=hint)
+    return number
+
+
+def _what(error: Exception) -> str:
+    """What a SerializationError says the server answered: `text/html`, or `something not JSON`."""
+    found = re.search(r"mimetype, unable to deserialize: ([\w.+-]+/[\w.+-]+)", str(error))
+    return found.group(1) if found else "something that is not JSON"
+
+
+# A host name or IPv4 address as a URL may carry it; an IPv6 address comes in brackets. Anything else
+# (spaces, `%`, `*`) reaches the resolver as a name that cannot be one.
+_HOST = re.compile(r"[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]")
+# A path prefix, for a cluster behind a proxy that serves it under one (`https://proxy/opensearch`):
+# plain segments only. A segment starting with `_` is an API (`/_search`), never a prefix.
+_PREFIX = re.compile(r"(/(?!_)(?!\.\.?(?:/|$))[A-Za-z0-9._~-]+)*/?")
+
+
+def check_url(url: str) -> None:
+    """Nothing, or BadInput for a URL that cannot be an OpenSearch cluster's: a scheme other than http(s),
+    no host, credentials in it, a port that is empty, 0 or not one (opensearch-py reads port 0 and an
+    empty port as 9200, and talked to the wrong node), a query or a fragment, or a path that is not a
+    plain prefix."""
+    parts = urlsplit(url)
+    show = repr(shown(url))
+    hint = "use a URL like http://127.0.0.1:9200"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadInput(f"not an OpenSearch URL: {show}", hint=hint)
+    if parts.username is not None or parts.password is not None:
+        raise BadInput(
+            f"the URL {shown(url)} carries credentials",
+            hint="set OPENSEARCH_USER and OPENSEARCH_PASSWORD instead; they are never read from the command line",
+        )
+    host = parts.netloc.rsplit("@", 1)[-1]
+    name, colon, port_text = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not colon:
+        name = host
+    if not _HOST.fullmatch(name):
+        raise BadInput(f"not an OpenSearch URL: {show} (the host {name!r} cannot be one)", hint=hint)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+        colon = "bad"
+    if colon and (port is None or port == 0 or not port_text.isascii() or not port_text.isdigit()):
+        raise BadInput(f"not an OpenSearch URL: {show} (port {port_text!r} is not a TCP port, 1-65535)", hint=hint)
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise BadInput(f"not an OpenSearch URL: {show} (a query or fragment has no place in it)", hint=hint)
+    if not _PREFIX.fullmatch(parts.path):
+        raise BadInput(
+            f"not an OpenSearch URL: {show} (the path {parts.path!r} is not a plain prefix)",
+            hint=hint + "; a path is only for a cluster behind a proxy, like https://proxy/opensearch",
         )
 
 
@@ -172,18 +263,53 @@ def talking(connection: Connection) -> Iterator[None]:
         ) from None
     except os_errors.ConnectionError as error:
         raise Unreachable(f"OpenSearch did not answer at {url}: {_reason(error)}", hint=START_HINT) from None
-    except os_errors.AuthenticationException:
+    except os_errors.TransportError as error:
+        _refused(url, error)
+
+
+def _refused(url: str, error: Exception) -> NoReturn:
+    """The LawindexError for a request OpenSearch answered and refused: a block, credentials, a missing
+    permission, or anything else it said."""
+    from opensearchpy import exceptions as os_errors
+
+    blocks = _blocks(error)
+    if blocks:
+        said = "; ".join(blocks)
+        if any(_WRITE_BLOCK.search(block) for block in blocks):
+            raise WriteBlocked(
+                f"OpenSearch at {url} is read-only: a cluster block forbids writes ({said})",
+                hint="lift the block (cluster.blocks.read_only, or the index's index.blocks.*, which the disk "
+                "flood-stage watermark sets) and load again; what was served before still serves",
+            ) from None
+        raise ClusterBlocked(f"OpenSearch at {url} refused the request: a cluster block ({said})") from None
+    if isinstance(error, os_errors.AuthenticationException):
         raise ClusterRefused(
             f"OpenSearch at {url} refused the credentials (401)",
             hint="check OPENSEARCH_USER and OPENSEARCH_PASSWORD",
         ) from None
-    except os_errors.AuthorizationException:
+    if isinstance(error, os_errors.AuthorizationException):
         raise ClusterRefused(
             f"OpenSearch at {url} refused the request (403): the user lacks a permission",
             hint="the user needs read (and, to load, write and manage) on lawindex-* indices",
         ) from None
-    except os_errors.TransportError as error:
-        raise ClusterRefused(f"OpenSearch at {url} answered {error.status_code}: {_reason(error)}") from None
+    status = getattr(error, "status_code", "an error")
+    raise ClusterRefused(f"OpenSearch at {url} answered {status}: {_reason(error)}") from None
+
+
+# What a block forbids is in its description: `cluster read-only (api)`, `index read-only / allow delete
+# (api)`, `index write (api)`, `index metadata (api)`, the flood-stage watermark's. `index read (api)`
+# forbids reads, and a block while the cluster starts (`state not recovered`) forbids everything.
+_WRITE_BLOCK = re.compile(r"read-only|write|metadata|flood-stage", re.IGNORECASE)
+_BLOCK = re.compile(r"\[(?:FORBIDDEN|TOO_MANY_REQUESTS|SERVICE_UNAVAILABLE)/\d+/([^\]]+)\]")
+
+
+def _blocks(error: Exception) -> list[str]:
+    """The descriptions of the blocks that refused a request (`cluster read-only (api)`), or none."""
+    info = getattr(error, "info", None)
+    text = str(info) if isinstance(info, dict) else ""
+    if "cluster_block_exception" not in text:
+        return []
+    return list(dict.fromkeys(_BLOCK.findall(text)))
 
 
 def _reason(error: Exception) -> str:

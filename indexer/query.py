@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from indexer.answers import RETRIEVED_LAWS, Answer, Hit
+from indexer import limits
+from indexer.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.corpus import Law, state_code
 from indexer.errors import BadInput, ClusterRefused
-from indexer.opensearch import Connection, alias_of, talking
+from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
+from indexer.opensearch import Connection, alias_of, server_version, talking
 from indexer.reference import K1, exact_term_score
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
 from indexer.spelling import Vocabulary
@@ -80,20 +82,13 @@ class IndexStatistics:
         )
 
 
-@dataclass(frozen=True)
-class Window:
-    """How one question was answered: the windows asked for and whether the last was complete."""
-
-    sizes: tuple[int, ...]
-    matched: int | None  # laws that share a word with the question, when the last window held them all
-
-
 class OpenSearchEngine:
     """Answers questions from the laws loaded into OpenSearch, ranked exactly as the spec ranks them."""
 
-    def __init__(self, connection: Connection, *, window: int = WINDOW) -> None:
+    def __init__(self, connection: Connection, *, window: int = WINDOW, page: int = PAGE) -> None:
         self.connection = connection
         self.window = window
+        self.page = page  # rows a request of a family asks for
         self._client: OpenSearch | None = None
         # Statistics per concrete index, as the spec's WeakMap keys its Index by the laws array: a
         # reload makes a new index, so another generation never reads this one's counts.
@@ -102,6 +97,12 @@ class OpenSearchEngine:
         self._serving: dict[str, str] = {}
         self._legacy: bool | None = None
         self._lock = threading.Lock()
+        # OpenSearch's limits as its refusals told them (indexer.limits): the most term clauses a
+        # request may carry (cluster-wide), and each concrete index's result window.
+        self._clauses: int | None = None
+        self._result_window: dict[str, int] = {}
+        # DEPRECATED, to be removed at merge: indexer/verify.py (not this module's owner's) still reads it.
+        # Read `Answer.window`: this is racy on an engine shared by threads.
         self.last_window: Window | None = None
 
     @property
@@ -116,14 +117,22 @@ class OpenSearchEngine:
         asked = words(question)
         with talking(self.connection):
             # A search that races a reload can meet the old index as it is deleted: ask again, once,
-            # and the alias has moved by then.
+            # and the alias has moved by then. A second time is not a race: it is said, never raised as
+            # _Moved (a --from batch goes on past it).
             for attempt in range(2):
                 try:
                     return self._ask(state, question, asked, limit)
-                except _Moved:
+                except _Moved as moved:
                     if attempt:
-                        raise
+                        moved.fail(state, self.connection.namespace)
         raise AssertionError("unreachable")
+
+    def cached_statistics(self, state: str) -> IndexStatistics:
+        """The statistics the last question about `state` was answered from (fetched only when there are
+        none): what `--explain` reads, without a request a question."""
+        state = state_code(state)
+        with talking(self.connection):
+            return self._cached(state)
 
     def statistics(self, state: str) -> IndexStatistics:
         """The statistics of the index now behind `state`'s alias (fetched once per concrete index)."""
@@ -169,21 +178,48 @@ class OpenSearchEngine:
             sizes: list[int] = []
             while True:
                 sizes.append(size)
-                laws = self._search(state, terms, size) if terms else []
-                # Which concrete index answered: any hit says; with none, ask the alias (a question that
+                windows = self._windows(state, stats.index, terms, size) if terms else []
+                laws = _union(windows)
+                # Which concrete index answered: every hit says; with none, ask the alias (a question that
                 # reaches nothing must still see a reload, whose vocabulary may know its words).
-                served = str(laws[0]["_index"]) if laws else self._served_now(state)
-                if served != stats.index:
+                served = {str(law["_index"]) for law in laws} if laws else {self._served_now(state)}
+                if served != {stats.index}:
                     break  # the alias moved since the vocabulary was read: expand again with the new one
                 ranked_hits = _rescore(laws, terms, stats)
-                # Fewer laws than asked for: every law that shares a word with the question is here.
-                complete = len(laws) < size
-                if complete or _proven(ranked_hits, laws, terms, stats, limit, self._is_legacy()):
-                    self.last_window = Window(tuple(sizes), len(laws) if complete else None)
-                    return Answer(state, question, asked, terms, [_hit(scored) for scored in ranked_hits[:limit]])
+                # Every window held fewer laws than asked for: every law that shares a word is here.
+                complete = all(window.complete for window in windows)
+                if complete or _proven(ranked_hits, windows, stats, limit, self._is_legacy()):
+                    hits = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                    self.last_window = Window(tuple(sizes))  # deprecated: see __init__
+                    return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
                 size *= WIDEN
             stats = self._fresh_statistics(state)
         raise _Moved
+
+    def _windows(self, state: str, index: str, terms: list[str], size: int) -> list[Candidates]:
+        """OpenSearch's best `size` laws for `terms`, a window per group of terms that the clause limit
+        allows in one request (one group below it), each read in pages where the result window is smaller
+        than `size`. A refusal by either limit is learnt from and the windows asked again."""
+        while True:
+            try:
+                return [self._window(state, index, group, size) for group in limits.groups(terms, self._clauses)]
+            except TooManyClauses as refused:
+                self._clauses = refused.smaller()
+            except WindowTooLarge as refused:
+                if refused.limit < 1 or refused.limit >= size:
+                    raise ClusterRefused(
+                        f"OpenSearch refused a window of {size} laws (result window {refused.limit})"
+                    ) from None
+                self._result_window[index] = refused.limit
+
+    def _window(self, state: str, index: str, terms: list[str], size: int) -> Candidates:
+        hits = limits.best(
+            lambda body: self._search(state, body, len(terms)),
+            terms_query(terms),
+            size,
+            self._result_window.get(index),
+        )
+        return Candidates(terms, hits, complete=len(hits) < size)
 
     def _served_now(self, state: str) -> str:
         """The concrete index behind the state's alias now (its statistics document, without its body)."""
@@ -198,8 +234,8 @@ class OpenSearchEngine:
             raise _no_index(state, self.connection.namespace) from None
         return str(found["_index"])
 
-    def _search(self, state: str, terms: list[str], size: int) -> list[dict[str, Any]]:
-        """The window: the `size` laws OpenSearch scores best for `terms`, best first.
+    def _search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
+        """The hits of one search request of the state's alias (`clauses` term clauses in its query).
 
         Measured on a Texas-size corpus (benchmarks/ask.py), against a raw search of size 8 at 1.5 ms:
         `track_total_hits` cost 1.1 ms (every match counted, no skipping), and `_source` filtering 0.6 ms
@@ -208,23 +244,22 @@ class OpenSearchEngine:
         """
         from opensearchpy import NotFoundError, TransportError
 
-        body = {
-            "size": size,
-            "track_total_hits": False,
-            "query": terms_query(terms),
-        }
         try:
             result: dict[str, Any] = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
-        except NotFoundError:
+        except NotFoundError as error:
             if self._serving.get(state) is not None:
                 self._serving.pop(state, None)
-                raise _Moved from None
+                raise _Moved(error) from None
             raise _no_index(state, self.connection.namespace) from None
         except TransportError as error:
+            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.limits).
+            refused = limits.limit_refused(error, clauses, int(body.get("size", 0)))
+            if refused is not None:
+                raise refused from None
             # A search that reached an index as a reload deleted it fails on its shards.
             if error.status_code in (400, 404, 503) and self._serving.get(state) is not None:
                 self._serving.pop(state, None)
-                raise _Moved from None
+                raise _Moved(error) from None
             raise
         hits: list[dict[str, Any]] = result["hits"]["hits"]
         return hits
@@ -237,27 +272,38 @@ class OpenSearchEngine:
     def _is_legacy(self) -> bool:
         """True where OpenSearch's BM25 multiplies by (k1+1): 2.x's LegacyBM25Similarity; 3.x drops it."""
         if self._legacy is None:
-            major = int(str(self.client.info()["version"]["number"]).split(".")[0])
+            major = int(server_version(self.client).split(".")[0])
             self._legacy = major < 3
         return self._legacy
 
     def family(self, state: str, key: str) -> list[Law]:
-        """The process rows of one family, in corpus order (a page row is reached by its family, not by words)."""
+        """The process rows of one family, in corpus order (a page row is reached by its family, not by
+        words): every row, however many pages they take, all from one index."""
         state = state_code(state)
-        body = {
-            "size": 1000,
-            "sort": [{"order": "asc"}],
-            "_source": list(FETCHED),
-            "query": {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}},
-        }
-        from opensearchpy import NotFoundError
-
+        query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with talking(self.connection):
-            try:
-                response = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
-            except NotFoundError:
-                raise _no_index(state, self.connection.namespace) from None
-        return [_law(hit["_source"]) for hit in response["hits"]["hits"]]
+            for attempt in range(2):
+                page = self.page
+                while True:
+                    try:
+                        rows = limits.every(lambda body: self._search(state, body, 2), query, list(FETCHED), page)
+                        break
+                    except WindowTooLarge as refused:
+                        if refused.limit < 1 or refused.limit >= page:
+                            raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None
+                        page = refused.limit
+                    except _Moved as moved:
+                        if attempt:
+                            moved.fail(state, self.connection.namespace)
+                        rows = None
+                        break
+                # A reload between two pages would mix two generations' rows: read them again.
+                if rows is not None and len({str(row["_index"]) for row in rows}) <= 1:
+                    return [_law(row["_source"]) for row in rows]
+            raise ClusterRefused(
+                f"the index behind {alias_of(state, self.connection.namespace)} changed while the family was read",
+                hint="ask again",
+            )
 
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
@@ -277,7 +323,21 @@ class OpenSearchEngine:
 
 
 class _Moved(Exception):
-    """The alias moved while a question was being answered."""
+    """The alias moved while a question was being answered (`cause`: the failure that showed it)."""
+
+    def __init__(self, cause: Exception | None = None) -> None:
+        super().__init__()
+        self.cause = cause
+
+    def fail(self, state: str, namespace: str) -> NoReturn:
+        """It moved again on the second try: the failure that showed it (to `talking`, which says what
+        OpenSearch answered), or a ClusterRefused; never a _Moved, which would be a traceback."""
+        if self.cause is not None:
+            raise self.cause from None
+        raise ClusterRefused(
+            f"the index behind {alias_of(state, namespace)} changed twice while the question was answered",
+            hint="ask again; a load of the state was swapping its index",
+        ) from None
 
 
 def _no_index(state: str, namespace: str) -> ClusterRefused:
@@ -327,8 +387,25 @@ def _rescore(laws: list[dict[str, Any]], terms: list[str], stats: IndexStatistic
     return scored
 
 
-def _hit(scored: _Scored) -> Hit:
-    return Hit(law=_law(scored.source), score=scored.score, order=scored.order)
+def _hit(scored: _Scored, terms: list[str]) -> Hit:
+    """A returned law, with what its exact score was computed from (so `--explain` needs nothing more)."""
+    counts: dict[str, int] = scored.source["counts"]
+    return Hit(
+        law=_law(scored.source),
+        score=scored.score,
+        order=scored.order,
+        counts={term: counts[term] for term in terms if counts.get(term)},
+        length=int(scored.source["length"]),
+    )
+
+
+def _union(windows: list[Candidates]) -> list[dict[str, Any]]:
+    """The laws of every window, each once (a law with words of two groups is in both windows)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for window in windows:
+        for hit in window.hits:
+            seen.setdefault(str(hit["_id"]), hit)
+    return list(seen.values())
 
 
 def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowest: float) -> float:
@@ -372,16 +449,21 @@ def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowes
 
 
 def _proven(
-    ranked_hits: list[_Scored],
-    laws: list[dict[str, Any]],
-    terms: list[str],
-    stats: IndexStatistics,
-    limit: int,
-    legacy: bool,
+    ranked_hits: list[_Scored], windows: list[Candidates], stats: IndexStatistics, limit: int, legacy: bool
 ) -> bool:
-    """True when no law outside the window can enter the top `limit`: the limit-th best spec score in the
-    window is strictly above the most any outside law can score (an equal one could win on corpus order)."""
-    if len(ranked_hits) < limit or not laws:
+    """True when no law outside the windows can enter the top `limit`: the limit-th best spec score in
+    them is strictly above the most any outside law can score (an equal one could win on corpus order).
+
+    With one window this is `_outside_bound` of its lowest score. With the terms cut into groups (the
+    clause limit, indexer.limits), a law outside every window scores by the spec the sum of its parts
+    per group, spec(law) = Σ_g spec_g(law), since each term is in exactly one group and the spec's score
+    is a sum over terms. Per group g, the law is outside g's window, so either that window is complete
+    (no law outside it has a word of g: spec_g = 0) or its OpenSearch score for g is at most the
+    window's lowest, and `_outside_bound(g)` bounds spec_g exactly as it bounds a whole question. So
+    spec(law) <= Σ over the incomplete windows of `_outside_bound(g, lowest_g)`; every law inside some
+    window is re-scored exactly over all the terms, so the answer's top `limit` is the spec's.
+    """
+    if len(ranked_hits) < limit:
         return False
-    lowest = min(float(hit["_score"]) for hit in laws)
-    return ranked_hits[limit - 1].score > _outside_bound(terms, stats, legacy, lowest)
+    bound = sum(_outside_bound(window.terms, stats, legacy, window.lowest) for window in windows if not window.complete)
+    return ranked_hits[limit - 1].score > bound
