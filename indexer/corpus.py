@@ -8,6 +8,8 @@ What a file may be:
 
 - named `<STATE>.jsonl`, STATE an upper-case USPS code (`tx.jsonl` is refused: index names are made
   from the code, and two spellings of one state must not be two files);
+- a regular file (or a symlink to one), of at most MAX_FILE_BYTES: a symlink to `/dev/zero` was read until
+  a MemoryError, and a FIFO hung the load, before a file that is not a regular one was refused unread;
 - UTF-8, with or without a byte-order mark at the start; lines ending in LF or CRLF; blank lines skipped;
 - one JSON object a line, at most MAX_LINE_BYTES (1 MiB) a line: a law is a few hundred bytes, and a
   line of megabytes is a broken export, refused by its length before it is parsed (never a hang: a
@@ -25,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,6 +86,10 @@ _KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 # A law is a few hundred bytes; Texas's longest is under 5 KB. A line past this is a broken export.
 MAX_LINE_BYTES = 1 << 20
+# A state of 50,000 laws is about 25 MB; Texas's 6,000 are 3 MB. A file ten times the largest state
+# there could be is not a corpus, and reading it whole (the reader holds the file and its lines at once)
+# would cost gigabytes before the first line is checked.
+MAX_FILE_BYTES = 256 << 20
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -120,13 +127,7 @@ def read_corpus(path: Path) -> Corpus:
     state = path.stem.upper()
     if path.suffix != ".jsonl" or path.stem != state or state not in STATES:
         raise CorpusError(name, 0, None, "the file name is not a state code: expected <STATE>.jsonl, like TX.jsonl")
-    try:
-        with path.open("rb") as handle:
-            before = os.fstat(handle.fileno())
-            raw_file = handle.read()
-            after = os.fstat(handle.fileno())
-    except OSError as error:
-        raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
+    raw_file, before, after = _read_whole(path)
     # A file rewritten in place while it was read can stop at a line end and read as a shorter, valid
     # corpus. Refuse it: replace corpus files by renaming a finished file over the old one.
     if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(raw_file) != after.st_size:
@@ -174,6 +175,55 @@ def read_corpus(path: Path) -> Corpus:
     if not laws:
         raise CorpusError(name, 0, None, "the file has no laws")
     return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest())
+
+
+def _read_whole(path: Path) -> tuple[bytes, os.stat_result, os.stat_result]:
+    """The bytes of a regular file, read once, with its status before and after the read; a CorpusError
+    for anything else, before a byte of it is read. Opened without blocking (a FIFO would otherwise wait
+    for a writer at `open`), then refused by what `fstat` says it is; read with a bound of its size and
+    one byte, so that a file growing under the reader is caught by its size, not read without end."""
+    name = str(path)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
+    try:
+        before = os.fstat(descriptor)
+        kind = _not_regular(before.st_mode)
+        if kind is not None:
+            raise CorpusError(name, 0, None, f"cannot be read: not a regular file ({kind})")
+        if before.st_size > MAX_FILE_BYTES:
+            raise CorpusError(
+                name, 0, None, f"the file has {before.st_size:,} bytes, more than the {MAX_FILE_BYTES:,} accepted"
+            )
+        chunks: list[bytes] = []
+        left = before.st_size + 1
+        while left > 0:
+            chunk = os.read(descriptor, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        after = os.fstat(descriptor)
+    except OSError as error:
+        raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks), before, after
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file that is not a regular one is (`a FIFO`), or None for a regular file."""
+    for test, kind in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a file"
 
 
 def read_corpora(directory: Path, states: list[str] | None = None) -> list[Corpus]:

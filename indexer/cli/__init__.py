@@ -23,5 +23,17 @@ from indexer.cli import verify as _verify  # noqa: E402,F401
 
 
 def main() -> None:
-    """Entry point of the console script."""
-    app()
+    """Entry point of the console script. A standard output that cannot be written (a closed pipe, a full
+    disk) ends the command quietly, with a non-zero exit: 141 for a closed pipe, 1 and one line otherwise."""
+    import sys
+
+    from indexer.cli._common import OutputFailed, guard_stdout, output_failed
+
+    guard_stdout()
+    try:
+        try:
+            app()
+        finally:
+            sys.stdout.flush()
+    except OutputFailed as failed:
+        raise SystemExit(output_failed(failed)) from None

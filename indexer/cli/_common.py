@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,3 +64,75 @@ def connect(url: str | None, ca_certs: str | None, insecure: bool, timeout: floa
     if insecure:
         typer.echo("warning: --insecure: TLS certificates are not verified", err=True)
     return Connection.from_env(url, ca_certs=ca_certs, insecure=insecure, timeout=timeout)
+
+
+class OutputFailed(Exception):
+    """Standard output could not be written (a closed pipe, a full disk). Not an OSError on purpose: the
+    CLI framework ends a command on a broken pipe's OSError itself, with no word and exit 1, and lets any
+    other OSError out as a traceback; this one reaches `finish_output`, and only it."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.errno = error.errno
+
+
+class _Stdout(io.RawIOBase):
+    """Standard output's file descriptor, whose write failures are OutputFailed; after the first, every
+    write is dropped, so that nothing is retried into a pipe that is gone (or a disk that is full) and
+    the interpreter's last flush has nothing to complain about."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+        self.failed = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._descriptor
+
+    def isatty(self) -> bool:
+        return os.isatty(self._descriptor)
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.failed:
+            return len(data)
+        try:
+            return os.write(self._descriptor, data)
+        except OSError as error:
+            self.failed = True
+            raise OutputFailed(error) from None
+
+
+def guard_stdout() -> None:
+    """Make standard output's failures OutputFailed, with its encoding and buffering unchanged."""
+    stdout = sys.stdout
+    try:
+        descriptor = stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (a test's capture): nothing to guard
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_Stdout(descriptor)),
+        encoding=stdout.encoding,
+        errors=stdout.errors,
+        line_buffering=bool(stdout.line_buffering),
+    )
+
+
+# A closed pipe ends a command as SIGPIPE ends other commands in a pipeline: quietly, 128 + 13.
+BROKEN_PIPE_EXIT = 141
+OUTPUT_FAILED_EXIT = 1
+
+
+def output_failed(failed: OutputFailed) -> int:
+    """The exit code for standard output that could not be written; one line on stderr unless the pipe
+    was closed (`lawindex ask ... | head -1` is not an error a reader wants to hear about)."""
+    if failed.errno == errno.EPIPE:
+        return BROKEN_PIPE_EXIT
+    try:
+        sys.stderr.write(f"error: cannot write the output: {failed}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+    return OUTPUT_FAILED_EXIT
