@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
     from indexer.explain import Contribution
 
 
+# A question is at most 2,000 characters (indexer.engines), 8,000 bytes of UTF-8; a line far past that
+# is not a question, and no line is read past this bound.
+MAX_LINE_BYTES = 1 << 16
+
+
 class EngineName(StrEnum):
     """The engines `--engine` accepts (indexer.engines.ENGINES)."""
 
@@ -46,7 +52,16 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
 
     try:
         with contextlib.nullcontext(sys.stdin.buffer) if source == "-" else open(source, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
+            for number in itertools.count(1):
+                # Bounded: `--from /dev/zero` (no line end, ever) was read until a MemoryError.
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    return
+                if len(raw) > MAX_LINE_BYTES:
+                    where = "stdin" if source == "-" else source
+                    raise BadInput(
+                        f"{where}:{number}: a line of more than {MAX_LINE_BYTES:,} bytes: not a file of questions"
+                    )
                 try:
                     line = raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as error:
