@@ -204,9 +204,11 @@ class OpenSearchEngine:
             try:
                 return [self._window(state, index, group, size) for group in limits.groups(terms, self._clauses)]
             except TooManyClauses as refused:
+                if refused.sent <= 1:
+                    raise ClusterRefused("OpenSearch refused a query of one term (its clause limit)") from None
                 self._clauses = refused.smaller()
             except WindowTooLarge as refused:
-                if refused.limit < 1 or refused.limit >= size:
+                if refused.limit < 1 or refused.limit >= size or self._result_window.get(index) == refused.limit:
                     raise ClusterRefused(
                         f"OpenSearch refused a window of {size} laws (result window {refused.limit})"
                     ) from None
