@@ -152,10 +152,14 @@ def check_root(connection: Connection, client: OpenSearch) -> str:
         raise NotOpenSearch(
             f"the server at {url} is not OpenSearch: GET / answered {error.status_code}", hint=hint
         ) from None
-    version = info.get("version") if isinstance(info, dict) else None
+    if not isinstance(info, dict):
+        raise NotOpenSearch(f"the server at {url} is not OpenSearch: GET / answered text, not JSON", hint=hint)
+    version = info.get("version")
     number = version.get("number") if isinstance(version, dict) else None
-    if not isinstance(info, dict) or not isinstance(number, str) or not ("tagline" in info or "cluster_name" in info):
-        raise NotOpenSearch(f"the server at {url} is not OpenSearch: GET / answered another JSON", hint=hint)
+    if not isinstance(number, str) or not ("tagline" in info or "cluster_name" in info):
+        raise NotOpenSearch(
+            f"the server at {url} is not OpenSearch: GET / answered JSON that is not OpenSearch's", hint=hint
+        )
     distribution = version.get("distribution") if isinstance(version, dict) else None
     if distribution != "opensearch":
         product = "Elasticsearch" if "You Know, for Search" in str(info.get("tagline")) else str(distribution)

@@ -46,8 +46,7 @@ def made_up_laws(state: str, count: int, seed: int) -> tuple[list[Law], list[str
     vocabulary = [f"w{rng.randrange(10**6):06d}" for _ in range(150)]
     weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
     laws = [
-        law(state, number, " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 90))))
-        for number in range(count)
+        law(state, number, " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 90)))) for number in range(count)
     ]
     return laws, vocabulary
 
