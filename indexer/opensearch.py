@@ -94,9 +94,10 @@ class Connection:
             namespace=namespace_of(namespace or os.environ.get("LAWINDEX_NAMESPACE") or DEFAULT_NAMESPACE),
         )
 
-    def client(self) -> OpenSearch:
+    def client(self, *, check: bool = True) -> OpenSearch:
         """An opensearch-py client for this connection, once the server at the URL has shown that it is
-        OpenSearch (`GET /`, see `check_root`); imported here, so that `lawindex --help` stays fast."""
+        OpenSearch (`GET /`, see `check_root`); imported here, so that `lawindex --help` stays fast.
+        `check=False` skips the request: the client as configured, for a test of its configuration."""
         from opensearchpy import OpenSearch
 
         client = OpenSearch(
@@ -112,8 +113,9 @@ class Connection:
             retry_on_timeout=False,
             pool_maxsize=32,
         )
-        with talking(self):
-            _VERSIONS[client] = check_root(self, client)
+        if check:
+            with talking(self):
+                _VERSIONS[client] = check_root(self, client)
         return client
 
 
@@ -208,7 +210,7 @@ def check_url(url: str) -> None:
         port = None
         colon = "bad"
     if colon and (port is None or port == 0 or not port_text.isascii() or not port_text.isdigit()):
-        raise BadInput(f"not an OpenSearch URL: {show} (port {port_text!r} is not a TCP port, 1-65535)", hint=hint)
+        raise BadInput(f"not an OpenSearch URL: {show} (bad port {port_text!r}: a TCP port is 1-65535)", hint=hint)
     if parts.query or parts.fragment or "?" in url or "#" in url:
         raise BadInput(f"not an OpenSearch URL: {show} (a query or fragment has no place in it)", hint=hint)
     if not _PREFIX.fullmatch(parts.path):
