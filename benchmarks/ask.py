@@ -93,10 +93,9 @@ def main() -> None:
             for which in (0, 1) if number % 2 == 0 else (1, 0):
                 began = time.perf_counter()
                 if which == 0:
-                    engine.ask("TX", question)
+                    answer = engine.ask("TX", question)
                     exact_ms.append((time.perf_counter() - began) * 1000)
-                    window = engine.last_window
-                    widened += window is not None and len(window.sizes) > 1
+                    widened += answer.window is not None and answer.window.widened
                 else:
                     raw(question)
                     raw_ms.append((time.perf_counter() - began) * 1000)

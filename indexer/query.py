@@ -9,7 +9,9 @@ Why the window is needed: OpenSearch's BM25 is the spec's formula with other ari
 "Exactness"): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
 float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average length leave out a
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
-near the top but not always in the spec's order. Why the window is enough: see `_outside_bound`.
+near the top but not always in the spec's order. Why the window is enough: see `_outside_bound`, and
+`_proven` for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
+limits themselves, and the pages a window wider than the result window is read in: indexer/limits.py).
 
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
@@ -285,27 +287,32 @@ class OpenSearchEngine:
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with talking(self.connection):
             for attempt in range(2):
-                page = self.page
-                while True:
-                    try:
-                        rows = limits.every(lambda body: self._search(state, body, 2), query, list(FETCHED), page)
-                        break
-                    except WindowTooLarge as refused:
-                        if refused.limit < 1 or refused.limit >= page:
-                            raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None
-                        page = refused.limit
-                    except _Moved as moved:
-                        if attempt:
-                            moved.fail(state, self.connection.namespace)
-                        rows = None
-                        break
+                try:
+                    rows = self._every(state, query)
+                except _Moved as moved:
+                    if attempt:
+                        moved.fail(state, self.connection.namespace)
+                    continue
                 # A reload between two pages would mix two generations' rows: read them again.
-                if rows is not None and len({str(row["_index"]) for row in rows}) <= 1:
+                if len({str(row["_index"]) for row in rows}) <= 1:
                     return [_law(row["_source"]) for row in rows]
             raise ClusterRefused(
                 f"the index behind {alias_of(state, self.connection.namespace)} changed while the family was read",
                 hint="ask again",
             )
+
+    def _every(self, state: str, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every hit of `query` on the state's alias, in corpus order, in pages within the result window."""
+        page = self.page
+        while True:
+            try:
+                return limits.every(lambda body: self._search(state, body, 2), query, list(FETCHED), page)
+            except WindowTooLarge as refused:
+                if refused.limit < 1 or refused.limit >= page:
+                    raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None
+                page = refused.limit
+            except TooManyClauses:
+                raise ClusterRefused("OpenSearch refused a query of two terms (its clause limit)") from None
 
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
