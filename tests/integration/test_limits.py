@@ -1,7 +1,8 @@
 """OpenSearch's own limits never cut an answer the reference gives (indexer/limits.py).
 
 Each limit is set small on the test node or index, so that the case is cheap and certain to be met:
-`indices.query.bool.max_clause_count` (a dynamic cluster setting, restored after each test) to 8, and
+`indices.query.bool.max_clause_count` to 8 (a dynamic cluster setting, put back after the module; a node
+of the module's own where the version has it static), and
 `index.max_result_window` of the loaded index to 20. Every answer is compared, ids and scores, with the
 reference engine's for the same corpus; a raw request proves the limit was in force.
 """
@@ -9,6 +10,7 @@ reference engine's for the same corpus; a raw request proves the limit was in fo
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch, RequestError
 
-from indexer import reference
+from indexer import node, reference
 from indexer.answers import Answer
 from indexer.corpus import Corpus, Law
 from indexer.engines import ReferenceEngine
@@ -51,24 +53,43 @@ def made_up_laws(state: str, count: int, seed: int) -> tuple[list[Law], list[str
     return laws, vocabulary
 
 
+LIMITS_PORT = int(os.environ.get("LAWINDEX_LIMITS_PORT", "9272"))
+CLAUSE_SETTING = "indices.query.bool.max_clause_count"
+
+
+@pytest.fixture(scope="module")
+def limited_url(opensearch_url: str, opensearch: OpenSearch, opensearch_version: str) -> Iterator[str]:
+    """A node whose clause limit is CLAUSES: the session's, through the dynamic cluster setting (put back
+    after the module), or, where the setting is static (older versions), a node of this module's own on
+    LAWINDEX_LIMITS_PORT started with it."""
+    try:
+        opensearch.cluster.put_settings(body={"transient": {CLAUSE_SETTING: CLAUSES}})
+    except RequestError:
+        started = node.start(version=opensearch_version, port=LIMITS_PORT, settings={CLAUSE_SETTING: str(CLAUSES)})
+        try:
+            yield started.url
+        finally:
+            if not started.reused:
+                node.stop(LIMITS_PORT)
+        return
+    try:
+        yield opensearch_url
+    finally:
+        opensearch.cluster.put_settings(body={"transient": {CLAUSE_SETTING: None}})
+
+
 @pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    connection = Connection.from_env(opensearch_url, namespace=unique_namespace())
+def client(limited_url: str) -> OpenSearch:
+    return OpenSearch(hosts=[limited_url], timeout=60)
+
+
+@pytest.fixture
+def connection(limited_url: str, client: OpenSearch) -> Iterator[Connection]:
+    connection = Connection.from_env(limited_url, namespace=unique_namespace())
     try:
         yield connection
     finally:
-        drop_namespace(connection.client(), connection.namespace)
-
-
-@pytest.fixture
-def clause_limit(opensearch: OpenSearch) -> Iterator[int]:
-    """The cluster's clause limit set to CLAUSES for one test, and put back after it."""
-    key = "indices.query.bool.max_clause_count"
-    opensearch.cluster.put_settings(body={"transient": {key: CLAUSES}})
-    try:
-        yield CLAUSES
-    finally:
-        opensearch.cluster.put_settings(body={"transient": {key: None}})
+        drop_namespace(client, connection.namespace)
 
 
 def same(answer: Answer, truth: Answer) -> None:
@@ -82,9 +103,7 @@ def limit_result_window(opensearch: OpenSearch, connection: Connection, state: s
     )
 
 
-def test_questions_past_the_clause_limit_get_the_references_answer(
-    opensearch: OpenSearch, connection: Connection, clause_limit: int
-) -> None:
+def test_questions_past_the_clause_limit_get_the_references_answer(client: OpenSearch, connection: Connection) -> None:
     laws, vocabulary = made_up_laws("TX", 400, 13)
     corpus = corpus_of("TX", laws)
     load(connection, [corpus])
@@ -96,15 +115,15 @@ def test_questions_past_the_clause_limit_get_the_references_answer(
     engine = OpenSearchEngine(connection)
     for question in questions:
         truth = reference.ask(corpus, question)
-        assert len(truth.terms) > clause_limit, question
+        assert len(truth.terms) > CLAUSES, question
         with pytest.raises(RequestError, match="maxClauseCount"):  # the node refuses them whole
-            opensearch.search(index=alias_of("TX", connection.namespace), body={"query": terms_query(truth.terms)})
+            client.search(index=alias_of("TX", connection.namespace), body={"query": terms_query(truth.terms)})
         for limit in (1, 8, 30):
             same(engine.ask("TX", question, limit), reference.ask(corpus, question, limit))
 
 
 def test_ties_wider_than_the_result_window_get_the_references_answer(
-    opensearch: OpenSearch, connection: Connection
+    client: OpenSearch, connection: Connection
 ) -> None:
     # 70 laws that score the same for "hydrant" (the same words), among laws that score otherwise: the
     # window cannot be proven until it holds every tie, three times the index's result window.
@@ -114,9 +133,9 @@ def test_ties_wider_than_the_result_window_get_the_references_answer(
     laws = [law("MD", number, text) for number, text in enumerate(texts)]
     corpus = corpus_of("MD", laws)
     load(connection, [corpus])
-    limit_result_window(opensearch, connection, "MD")
+    limit_result_window(client, connection, "MD")
     with pytest.raises(RequestError, match="Result window is too large"):
-        opensearch.search(index=alias_of("MD", connection.namespace), body={"size": RESULT_WINDOW + 1})
+        client.search(index=alias_of("MD", connection.namespace), body={"size": RESULT_WINDOW + 1})
     engine = OpenSearchEngine(connection)
     for question, limit in (("hydrant", 8), ("hydrant", 100), ("curb", 8), ("hydrant curb park3", 50)):
         answer = engine.ask("MD", question, limit)
@@ -125,13 +144,13 @@ def test_ties_wider_than_the_result_window_get_the_references_answer(
     assert max(engine.ask("MD", "hydrant", 8).window.sizes) > RESULT_WINDOW  # type: ignore[union-attr]
 
 
-def test_past_both_limits_at_once(opensearch: OpenSearch, connection: Connection, clause_limit: int) -> None:
+def test_past_both_limits_at_once(client: OpenSearch, connection: Connection) -> None:
     laws, vocabulary = made_up_laws("PA", 300, 29)
     # Ties: forty copies of one short law.
     laws += [law("PA", 1000 + n, " ".join(vocabulary[:3])) for n in range(40)]
     corpus = corpus_of("PA", laws)
     load(connection, [corpus])
-    limit_result_window(opensearch, connection, "PA")
+    limit_result_window(client, connection, "PA")
     engine = OpenSearchEngine(connection)
     rng = random.Random(11)
     for question in [" ".join(vocabulary[:3] + rng.sample(vocabulary[3:], 14)), " ".join(vocabulary[:12])]:
@@ -140,7 +159,7 @@ def test_past_both_limits_at_once(opensearch: OpenSearch, connection: Connection
 
 
 def test_a_family_longer_than_a_page_is_returned_whole(
-    opensearch: OpenSearch, connection: Connection, tmp_path: Path
+    client: OpenSearch, connection: Connection, tmp_path: Path
 ) -> None:
     rows = [law("VT", n, f"page row {n}", kind="process", family="long") for n in range(2500)]
     laws = [law("VT", 90000, "park by the hydrant"), *rows, law("VT", 90001, "a short row", "process", "short")]
@@ -151,7 +170,7 @@ def test_a_family_longer_than_a_page_is_returned_whole(
     assert len(truth) == 2500
     assert [row.id for row in OpenSearchEngine(connection).family("VT", "long")] == truth
     # Pages of 1,000 rows, against a result window of 20: the engine pages within it.
-    limit_result_window(opensearch, connection, "VT")
+    limit_result_window(client, connection, "VT")
     assert [row.id for row in OpenSearchEngine(connection).family("VT", "long")] == truth
     assert [row.id for row in OpenSearchEngine(connection).family("VT", "short")] == ["VT-90001"]
     # And the command prints every row, as the reference engine does.
@@ -166,9 +185,7 @@ def test_a_family_longer_than_a_page_is_returned_whole(
     assert len(out.splitlines()) == 2500
 
 
-def test_a_batch_past_the_clause_limit_answers_every_question(
-    connection: Connection, clause_limit: int, tmp_path: Path
-) -> None:
+def test_a_batch_past_the_clause_limit_answers_every_question(connection: Connection, tmp_path: Path) -> None:
     """The command, as a user runs it: a `--from` batch of questions past the limit (they ended the batch
     with an `indexer.query._Moved` traceback) prints exactly what the reference engine prints."""
     laws, vocabulary = made_up_laws("SC", 200, 5)
