@@ -21,11 +21,11 @@ import sys
 import time
 from typing import Any
 
-from indexer import synthetic
 from indexer.load import load
 from indexer.opensearch import Connection, alias_of
 from indexer.query import WINDOW, OpenSearchEngine
-from indexer.verify import corpus_of
+from tests import synthetic
+from tests.synthetic import corpus_of
 
 
 def percentile(values: list[float], p: float) -> float:

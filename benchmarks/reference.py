@@ -14,7 +14,8 @@ import argparse
 import statistics as stats_module
 import time
 
-from indexer import reference, spec_port, synthetic
+from indexer import reference
+from tests import spec_port, synthetic
 
 
 def _per_question_ms(run: object, questions: list[str], repeat: int) -> float:

@@ -13,15 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.corpus import Corpus, Law, read_corpora
 from indexer.errors import BadInput, ClusterRefused
 from indexer.load import load
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
-from indexer.verify import corpus_of, default_questions, verify, verify_state
+from indexer.verify import default_questions, verify, verify_state
 from indexer.words import ranked
+from tests import synthetic
 from tests.integration.support import fresh_connection
+from tests.synthetic import corpus_of
 
 pytestmark = pytest.mark.integration
 

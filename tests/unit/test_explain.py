@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.answers import Answer, Hit
 from indexer.corpus import read_corpus
 from indexer.explain import explain
 from indexer.query import IndexStatistics
+from tests import synthetic
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 HYDRANT = "how far from a fire hydrant can i park"

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.corpus import Law, read_corpus
+from tests import synthetic
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "tests" / "spec_oracle"

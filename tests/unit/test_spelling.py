@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import spec_port
 from indexer.spelling import Vocabulary, one_edit_apart, spelled_as
+from tests import spec_port
 
 # Small alphabets, so that containment and one-edit collisions are common rather than rare.
 _small_word = st.text(alphabet="abcd", min_size=1, max_size=9)
