@@ -17,7 +17,6 @@ already holds, or nothing.
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,8 +25,8 @@ from indexer.answers import RETRIEVED_LAWS, Answer, Hit
 from indexer.corpus import Law, state_code
 from indexer.errors import BadInput, ClusterRefused
 from indexer.opensearch import Connection, alias_of, talking
-from indexer.reference import K1, exact_term_score
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
+from indexer.scoring import K1, exact_term_score, idf
 from indexer.spelling import Vocabulary
 from indexer.words import words
 
@@ -363,8 +362,8 @@ def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowes
     weights = 0.0
     for term in terms:
         n = stats.vocabulary[term]
-        exact_idf = math.log(1 + (stats.size - n + 0.5) / (n + 0.5))
-        lucene_idf = math.log(1 + (stats.doc_count - n + 0.5) / (n + 0.5))
+        exact_idf = idf(n, stats.size)
+        lucene_idf = idf(n, stats.doc_count)
         worst = max(worst, exact_idf / lucene_idf)
         weights += f * lucene_idf
     ratio = worst * ((K1 + 1) / f)
