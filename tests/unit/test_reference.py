@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from indexer import reference
 from indexer.corpus import Law, read_corpus
 from tests import spec_port, synthetic
+from tests.synthetic import corpus_of
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
@@ -133,3 +135,49 @@ def test_generated_corpora_and_questions_equal_the_spec(
     laws = laws + laws[:3]  # exact duplicates: ties
     for question in questions:
         same(laws, question, limit)
+
+
+# ---- the Lucene mode over these statistics ---------------------------------------------------------
+
+# PARKING and two laws past 40 words (49 and 102), whose lengths Lucene keeps rounded down (48, 96).
+LONG = (
+    *PARKING,
+    law(8, "Park by the hydrant. " + " ".join(f"rule{n}" for n in range(44)), concept="long-hydrant"),
+    law(9, "Fire hydrant hydrant zone. " + " ".join(f"clause{n}" for n in range(95)), concept="longer-rule"),
+)
+# OpenSearch 3.9.0's own `_score`s for LONG, loaded by `lawindex load` and asked with the bool of `term`
+# queries the engine sends (tests/integration/test_lucene_mode.py holds every hit of larger corpora the
+# same way, live): pinned here, so that a change to the Lucene mode fails without a node.
+OPENSEARCH_3_9_SCORES = {
+    ("park", "fire", "hydrant"): {
+        "T-1": 1.0274779, "T-7": 1.0274779, "T-2": 0.6524375, "T-8": 0.43415847, "T-9": 0.34812158, "T-3": 0.23178115
+    },
+    ("hydrant",): {"T-1": 0.43978286, "T-7": 0.43978286, "T-8": 0.3012695, "T-9": 0.21552464},
+    ("fire", "hydrant", "zone", "station"): {
+        "T-2": 1.6786753, "T-1": 0.7956967, "T-7": 0.7956967, "T-9": 0.7339019, "T-8": 0.3012695
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("terms", list(OPENSEARCH_3_9_SCORES), ids=" ".join)
+def test_lucene_score_is_opensearch_s_own(terms: tuple[str, ...]) -> None:
+    stats = reference.statistics(LONG)
+    assert stats.lengths[7:] == [49, 102]
+    order = {law.id: index for index, law in enumerate(LONG)}
+    for law_id, served in OPENSEARCH_3_9_SCORES[terms].items():
+        # `_score` is a Java float printed as the shortest decimal that reads back as it: bit for bit.
+        assert reference.lucene_score(terms, stats, order[law_id]) == float(np.float32(served)), law_id
+    assert stats.doc_count == 7  # the all-stopword law has no field in Lucene; the process row neither
+    assert reference.lucene_score(terms, stats, 3) == 0.0  # headlights: no term
+
+
+def test_hits_carry_what_their_score_was_computed_from() -> None:
+    # The counts of the answer's terms the law has, and its length: what --explain reads.
+    answer = reference.ask(corpus_of("TX", PARKING), "fire hydrants at the station")
+    assert answer.terms == ["fire", "hydrant", "station"]
+    assert [hit.law.id for hit in answer.hits] == ["T-2", "T-1", "T-7"]
+    # "Do not park within 15 feet of a fire hydrant." + question "x" + concept "parking hydrant": not park
+    # within 15 feet fire hydrant x parking hydrant.
+    assert answer.hits[1].counts == {"fire": 1, "hydrant": 2} and answer.hits[1].length == 10
+    # "Do not park within 20 feet of a fire station driveway." + "x" + "parking fire station".
+    assert answer.hits[0].counts == {"fire": 2, "station": 2} and answer.hits[0].length == 12
