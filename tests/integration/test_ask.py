@@ -6,7 +6,6 @@ same laws, in the same order, with the same scores to the last bit.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,10 +203,8 @@ def test_verify_is_exact_on_a_texas_size_generated_corpus(opensearch_url: str) -
         engine = OpenSearchEngine(connection)
         questions = synthetic.generate_questions(laws, 1200, 17)
         own = default_questions(corpus_of("TX", laws[:60]))
-        began = time.perf_counter()
         report = verify_state(engine, corpus, [*questions, *own])
         assert report.exact_same == report.questions, report.disagreements[:3]
         assert report.lucene_error == 0.0
         assert report.native_same < report.questions  # length rounding moves OpenSearch's own top 8
         assert report.reasons["length rounding"] > 0
-        assert time.perf_counter() - began < 80
