@@ -124,15 +124,17 @@ def test_a_line_of_several_megabytes_is_refused_by_its_length_unparsed(
     huge = row(law="park " * 1_000_000)  # 5 MB
     path = write(tmp_path, row() + "\n" + huge + "\n")
     parsed: list[int] = []
-    real_loads = json.loads
+    decoder = json.JSONDecoder()
 
-    def loads(text: str, **options: object) -> object:
-        parsed.append(len(text))
-        return real_loads(text, **options)  # type: ignore[arg-type]
+    class Recording:
+        def decode(self, text: str) -> object:
+            parsed.append(len(text))
+            return decoder.decode(text)
 
     # Refused by its length before it is parsed: never a hang on a broken export.
-    monkeypatch.setattr("indexer.corpus.json.loads", loads)
+    monkeypatch.setattr("indexer.corpus._DECODER", Recording())
     error = refused(path)
+    assert parsed, "the first line was parsed"
     assert max(parsed, default=0) < MAX_LINE_BYTES
     assert error.line == 2
     assert f"{MAX_LINE_BYTES:,}" in error.message
