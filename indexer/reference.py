@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -61,9 +62,9 @@ def build_statistics(laws: Sequence[Law]) -> Statistics:
     # Postings in CSR form, grouped by word (vocabulary order), each group in corpus order.
     per_law = np.fromiter((len(c) for c in counts), dtype=np.intp, count=len(counts))
     law_of = np.repeat(np.arange(len(counts), dtype=np.intp), per_law)
-    distinct = [word for law_counts in counts for word in law_counts]
+    distinct = list(chain.from_iterable(counts))  # each law's distinct words, law after law
     word_of = np.fromiter(map(rank.__getitem__, distinct), dtype=np.intp, count=len(distinct))
-    tf_of = np.fromiter((tf for law_counts in counts for tf in law_counts.values()), np.float64, len(distinct))
+    tf_of = np.fromiter(chain.from_iterable(map(dict.values, counts)), dtype=np.float64, count=len(distinct))
     # Stable, so each word's postings stay in corpus order; on 16-bit keys numpy's stable sort is a radix
     # sort (3 ms instead of 20 for Texas's 180,000 postings).
     keys = word_of.astype(np.int16) if len(vocabulary) < 2**15 else word_of
@@ -146,7 +147,7 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> list[tuple[i
     values = scores[matched]
     # Stable, on indices in corpus order: equal scores keep corpus order, as Array.prototype.sort does.
     order = np.argsort(-values, kind="stable")[:limit]
-    return [(int(matched[i]), float(values[i])) for i in order]
+    return list(zip(matched[order].tolist(), values[order].tolist(), strict=True))
 
 
 def score(laws: Sequence[Law], question: str, limit: int = RETRIEVED_LAWS) -> list[Hit]:
