@@ -80,12 +80,11 @@ def whole_process(folder: Path, questions_file: Path, rounds: int) -> None:
     if our_ids != spec_ids:
         raise SystemExit("lawindex and the spec's TypeScript returned different laws")
     print(f"whole process, {len(our_ids)} questions, {rounds} rounds each, same ids from both:")
-    print(
-        f"  lawindex ask --from FILE --engine reference --json: best {min(ours):.2f} s, median {statistics.median(ours):.2f} s"
-    )  # noqa: E501
-    print(
-        f"  the spec's TypeScript (tsx answer.ts):              best {min(theirs):.2f} s, median {statistics.median(theirs):.2f} s"
-    )  # noqa: E501
+    for label, runs in (
+        ("lawindex ask --from FILE --engine reference --json", ours),
+        ("the spec's TypeScript", theirs),
+    ):
+        print(f"  {label:<52} best {min(runs):6.2f} s, median {statistics.median(runs):6.2f} s")
     ratio = min(ours) / min(theirs)
     median_ratio = statistics.median(ours) / statistics.median(theirs)
     verdict = "within" if ratio <= TARGET else "OVER"
@@ -150,7 +149,7 @@ def main() -> None:
     ours_build = _build_ms(lambda: reference.build_statistics(laws))
     theirs_build = _build_ms(lambda: spec_port.index_of(laws))
     print(
-        f"statistics, built afresh: reference {ours_build:.0f} ms (counts and postings), spec port {theirs_build:.0f} ms"
+        f"statistics, built afresh: reference {ours_build:.0f} ms (counts, postings), spec port {theirs_build:.0f} ms"
     )
 
 

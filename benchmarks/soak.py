@@ -1,8 +1,8 @@
 """Load held: one thread reloads a 50-state corpus while N threads ask, for N = 1, 4, 16.
 
-    python benchmarks/soak.py [--url URL] [--laws 20000] [--seconds 10] [--max-questions 20000] [--check 5]
+    python -m benchmarks.soak [--url URL] [--laws 20000] [--seconds 10] [--max-questions 20000] [--check 5]
 
-Two versions of a generated 50-state corpus (indexer.synthetic, seeds 1 and 2: different laws, different
+Two versions of a generated 50-state corpus (tests/synthetic.py, seeds 1 and 2: different laws, different
 answers) are written to a temporary folder; version A of every state is loaded into a namespace of this
 run's own. Then, for each N, for `--seconds` (or `--max-questions`, whichever comes first):
 

@@ -79,3 +79,11 @@ def test_the_connection_options_are_documented_once_for_every_command() -> None:
     for name, command in _commands():
         if name in talking:
             assert {o for p in command.params for o in p.opts} >= set(CONNECTION_OPTIONS), name
+
+
+def test_every_module_is_in_the_readme_s_table() -> None:
+    package = Path(__file__).resolve().parents[2] / "indexer"
+    modules = [f"indexer/{path.name}" for path in package.glob("*.py") if path.name != "__init__.py"]
+    modules += [f"indexer/{path.name}/" for path in package.iterdir() if (path / "__init__.py").is_file()]
+    missing = [module for module in modules if f"| `{module}` |" not in README]
+    assert not missing, f"modules missing from README.md's table: {missing}"

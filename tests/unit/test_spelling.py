@@ -1,4 +1,4 @@
-"""spelling.Vocabulary against the spec's loop (spec_port.spelled_as), and the spec's own examples."""
+"""spelling.Vocabulary against the spec's loop (tests/spec_port.py's spelled_as), and the spec's own examples."""
 
 from __future__ import annotations
 
