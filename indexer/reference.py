@@ -130,6 +130,7 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> list[tuple[i
     offsets, post_laws, post_scores, rank, dense = (
         stats.offsets, stats.post_laws, stats.post_scores, stats.rank, stats.dense
     )  # fmt: skip
+    widest = (0, 0)  # the longest postings slice added word by word (a word's laws are distinct)
     for term in terms:  # the spec's `asked` order: the same additions, in the same order, per law
         w = rank[term]
         row = dense.get(w)
@@ -139,10 +140,19 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> list[tuple[i
             lo, hi = offsets[w], offsets[w + 1]
             # A law appears once in a word's postings, so the fancy-indexed add adds each term once.
             scores[post_laws[lo:hi]] += post_scores[lo:hi]
-    # Every term score is > 0: a law sharing no word stays at 0. Keep every law scoring at least the
-    # limit-th best score (ties at the edge included), then sort only those: the spec sorts all and
-    # slices, which is the same list.
-    edge = np.partition(scores, laws - limit)[laws - limit] if laws > limit else 0.0
+            if hi - lo > widest[1] - widest[0]:
+                widest = (lo, hi)
+    # Every term score is > 0: a law sharing no word stays at 0. Keep every law scoring at least an
+    # `edge` no higher than the limit-th best score (ties at the edge included), then sort only those:
+    # the spec sorts all and slices, which is the same list. The edge is the limit-th best among one
+    # word's laws when it has enough (`limit` distinct laws score at least that, so the limit-th best of
+    # all does too): a partition of a few hundred scores instead of every law's, a third of the time.
+    lo, hi = widest
+    if hi - lo >= limit:
+        among = scores[post_laws[lo:hi]]
+        edge = np.partition(among, len(among) - limit)[len(among) - limit]
+    else:
+        edge = np.partition(scores, laws - limit)[laws - limit] if laws > limit else 0.0
     matched = np.flatnonzero(scores >= edge) if edge > 0 else np.flatnonzero(scores)
     values = scores[matched]
     # Stable, on indices in corpus order: equal scores keep corpus order, as Array.prototype.sort does.
