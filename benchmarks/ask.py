@@ -1,12 +1,13 @@
-"""How much the exact `ask` costs over a raw OpenSearch search, and how fast `lawindex` starts.
+"""How much the exact `ask` costs over a raw OpenSearch search, and how fast `lawindex ask` starts.
 
-On a Texas-size generated corpus (6,000 laws) loaded in a namespace of its own: the warm per-question
-latency of `OpenSearchEngine.ask` (exact: expansion, window, re-scoring, proof, widening included) and,
-interleaved question by question in the same run, a raw opensearch-py `search` for the same `term`
-queries (size 8, no window, default `_source`). Then the cold start of the command: `lawindex --help`
-against `python -c "import opensearchpy"`, each the median of several runs.
+On a Texas-size generated corpus (tests/synthetic.py, 6,000 laws) loaded in a namespace of its own: the
+warm per-question latency of `OpenSearchEngine.ask` (exact: expansion, window, re-scoring, proof,
+widening included) and, interleaved question by question in the same run, a raw opensearch-py `search`
+for the same `term` queries (size 8, no window, default `_source`). Then the cold start, the same work
+on both sides: `lawindex ask TX QUESTION` as its own process against a Python process that imports the
+same libraries (typer, pydantic, numpy, opensearchpy) and sends the raw search; medians of several runs.
 
-    python benchmarks/ask.py [--url URL] [--questions 2000] [--laws 6000] [--runs 7]
+    python -m benchmarks.ask [--url URL] [--questions 2000] [--laws 6000] [--runs 7]
 
 The target: exact ask within 1.3x of the raw search at p50.
 """
@@ -14,18 +15,21 @@ The target: exact ask within 1.3x of the raw search at p50.
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
+import os
 import statistics
 import subprocess
 import sys
 import time
+import uuid
 from typing import Any
 
-from indexer import synthetic
 from indexer.load import load
 from indexer.opensearch import Connection, alias_of
 from indexer.query import WINDOW, OpenSearchEngine
-from indexer.verify import corpus_of
+from indexer.schema import terms_query
+from tests import synthetic
+from tests.synthetic import corpus_of
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -33,19 +37,29 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def cold_start(runs: int) -> tuple[float, float]:
-    """Median seconds of `lawindex --help` and of `python -c "import opensearchpy"`, alternated."""
-    help_times: list[float] = []
-    import_times: list[float] = []
+def cold_start(runs: int, url: str, namespace: str, question: str, terms: list[str]) -> tuple[float, float]:
+    """Median seconds of `lawindex ask TX QUESTION` and of a process importing the same libraries and
+    sending the raw search for the same terms, alternated."""
+    lawindex = [sys.executable, "-c", "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"]
+    ours = [*lawindex, "ask", "TX", question, "--url", url]
+    body = {"size": 8, "query": terms_query(terms)}
+    raw = [
+        sys.executable,
+        "-c",
+        "import json, sys, typer, pydantic, numpy\n"
+        "from opensearchpy import OpenSearch\n"
+        f"OpenSearch({url!r}).search(index={alias_of('TX', namespace)!r}, body=json.loads(sys.argv[1]))",
+        json.dumps(body),
+    ]
+    ask_times: list[float] = []
+    raw_times: list[float] = []
+    env = {**os.environ, "LAWINDEX_NAMESPACE": namespace}
     for _ in range(runs):
-        for command, into in (
-            ([shutil.which("lawindex") or "lawindex", "--help"], help_times),
-            ([sys.executable, "-c", "import opensearchpy"], import_times),
-        ):
+        for command, into in ((ours, ask_times), (raw, raw_times)):
             began = time.perf_counter()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             into.append(time.perf_counter() - began)
-    return statistics.median(help_times), statistics.median(import_times)
+    return statistics.median(ask_times), statistics.median(raw_times)
 
 
 def main() -> None:
@@ -57,7 +71,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=WINDOW, help="the exact ask's first window")
     args = parser.parse_args()
 
-    connection = Connection.from_env(args.url, namespace=f"lawindex_bench{int(time.time()) % 100000}")
+    connection = Connection.from_env(args.url, namespace=f"lawindex_bench{uuid.uuid4().hex[:8]}")
     client = connection.client()
     laws = synthetic.generate_corpus("TX", args.laws, 2026)
     corpus = corpus_of("TX", laws)
@@ -77,7 +91,7 @@ def main() -> None:
         terms_of = {question: _expand(words(question), stats) for question in questions}
 
         def raw(question: str) -> dict[str, Any]:
-            body = {"size": 8, "query": {"bool": {"should": [{"term": {"words": t}} for t in terms_of[question]]}}}
+            body = {"size": 8, "query": terms_query(terms_of[question])}
             result: dict[str, Any] = client.search(index=index, body=body)
             return result
 
@@ -107,14 +121,15 @@ def main() -> None:
         p99 = percentile(exact_ms, 99) / percentile(raw_ms, 99)
         print(f"{'ratio':<28}{p50:>9.2f}x{p99:>9.2f}x   (target: p50 within 1.30x)")
         print(f"windows widened: {widened} of {len(questions)} questions")
+        asked = next(q for q in questions if terms_of[q])
+        ask_s, raw_s = cold_start(args.runs, connection.url, connection.namespace, asked, terms_of[asked])
     finally:
         client.indices.delete(index=f"{connection.namespace}-*", ignore_unavailable=True, allow_no_indices=True)
 
-    help_s, import_s = cold_start(args.runs)
     print()
     print(
-        f"cold start, median of {args.runs}: lawindex --help {help_s * 1000:.0f} ms, "
-        f"python -c 'import opensearchpy' {import_s * 1000:.0f} ms ({help_s / import_s:.2f}x)"
+        f"cold start, median of {args.runs}: lawindex ask TX (one question) {ask_s * 1000:.0f} ms, "
+        f"the same imports and a raw search {raw_s * 1000:.0f} ms ({ask_s / raw_s:.2f}x)"
     )
 
 

@@ -1,8 +1,8 @@
 """Load held: one thread reloads a 50-state corpus while N threads ask, for N = 1, 4, 16.
 
-    python benchmarks/soak.py [--url URL] [--laws 20000] [--seconds 10] [--max-questions 20000] [--check 5]
+    python -m benchmarks.soak [--url URL] [--laws 20000] [--seconds 10] [--max-questions 20000] [--check 5]
 
-Two versions of a generated 50-state corpus (indexer.synthetic, seeds 1 and 2: different laws, different
+Two versions of a generated 50-state corpus (tests/synthetic.py, seeds 1 and 2: different laws, different
 answers) are written to a temporary folder; version A of every state is loaded into a namespace of this
 run's own. Then, for each N, for `--seconds` (or `--max-questions`, whichever comes first):
 
@@ -21,7 +21,6 @@ the URL must be 127.0.0.1 or localhost. Every index of the namespace is deleted 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -34,24 +33,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.answers import Answer
-from indexer.corpus import Corpus, read_corpora
+from indexer.corpus import Corpus
 from indexer.load import load_state
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
+from tests import synthetic
 
 STATES = 50
 
 
 def write_version(directory: Path, laws: int, seed: int) -> dict[str, Corpus]:
     """One version of the 50-state corpus as `<STATE>.jsonl` files, read back as a load reads them."""
-    directory.mkdir(parents=True)
-    for state, generated in synthetic.generate_corpora(STATES, laws, seed).items():
-        with (directory / f"{state}.jsonl").open("w", encoding="utf-8") as out:
-            for law in generated:
-                out.write(json.dumps(law.model_dump(exclude_none=True)) + "\n")
-    return {corpus.state: corpus for corpus in read_corpora(directory)}
+    return {corpus.state: corpus for corpus in synthetic.write_corpora(directory, STATES, laws, seed)}
 
 
 def key(answer: Answer) -> list[tuple[str, float]]:

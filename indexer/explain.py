@@ -2,19 +2,18 @@
 
 The parts are the terms the spec adds, in the order it adds them (`Answer.terms`), so adding them up from
 0.0 gives the hit's score to the last bit: `ask --explain` shows what was summed, not an approximation.
+Each hit carries what its score was computed from (its tf per term and its length), so nothing is
+re-tokenized or fetched again; the statistics give N, the average and each word's df.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from indexer import scoring
 from indexer.answers import Answer, Hit
-from indexer.reference import exact_term_score
-from indexer.words import ranked, ranked_text, words
 
 
 class Scored(Protocol):
@@ -44,28 +43,17 @@ class Contribution:
 
 
 def contributions(hit: Hit, terms: list[str], stats: Scored) -> list[Contribution]:
-    """The words of `terms` that `hit`'s law has, each with its part of the score, in `terms` order."""
-    if not ranked(hit.law):
-        return []
-    tokens = words(ranked_text(hit.law))
-    counts = Counter(tokens)
-    length = len(tokens)
+    """The words of `terms` that `hit`'s law has (`hit.counts`), each with its part of the score, in
+    `terms` order."""
     parts = []
     for word in terms:
-        tf = counts.get(word, 0)
+        tf = hit.counts.get(word, 0)
         if tf == 0:
             continue
         df = stats.vocabulary[word]
-        parts.append(
-            Contribution(
-                word=word,
-                tf=tf,
-                df=df,
-                idf=math.log(1 + (stats.size - df + 0.5) / (df + 0.5)),
-                length=length,
-                score=exact_term_score(tf, df, stats.size, length, stats.average),
-            )
-        )
+        idf = scoring.idf(df, stats.size)
+        score = scoring.term_score(idf, tf, hit.length, stats.average)
+        parts.append(Contribution(word=word, tf=tf, df=df, idf=idf, length=hit.length, score=score))
     return parts
 
 

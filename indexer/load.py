@@ -29,7 +29,7 @@ from indexer.words import ranked, ranked_text
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.reference import Statistics
+    from indexer.statistics import Counts
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def fingerprint(corpus: Corpus) -> str:
     return f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
 
 
-def documents(corpus: Corpus, stats: Statistics) -> Iterator[dict[str, Any]]:
+def documents(corpus: Corpus, stats: Counts) -> Iterator[dict[str, Any]]:
     """The bulk actions for a state: one document per law, then the statistics document."""
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
@@ -79,12 +79,8 @@ def documents(corpus: Corpus, stats: Statistics) -> Iterator[dict[str, Any]]:
                 # Lucene's own N and total length for the field: a ranked law whose words are all
                 # stopwords has no terms, so Lucene does not count it while the spec does. The query
                 # side needs both to bound how far OpenSearch's scores can stray from the spec's.
-                "doc_count": sum(
-                    1 for law, length in zip(corpus.laws, stats.lengths, strict=True) if ranked(law) and length > 0
-                ),
-                "total_length": sum(
-                    length for law, length in zip(corpus.laws, stats.lengths, strict=True) if ranked(law)
-                ),
+                "doc_count": stats.doc_count,
+                "total_length": stats.sum_total_term_freq,
                 # A list, not an object: the vocabulary's order is the spec's Map order, which
                 # decides the order expansion returns words in, and so the order scores are summed.
                 "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
@@ -147,9 +143,9 @@ def load_state(
     """Load one state; on any failure its half-built index is removed and the alias is untouched."""
     from opensearchpy.helpers import streaming_bulk
 
-    # Built afresh, not through reference.statistics: its cache is not for threads (load() runs
-    # states side by side), and a load reads each corpus once.
-    from indexer.reference import build_statistics
+    # Only what is stored (counts, lengths, vocabulary, N, average), built afresh: no cache, which is
+    # not for threads (load() runs states side by side), and a load reads each corpus once.
+    from indexer.statistics import count
 
     began = time.perf_counter()
     state = corpus.state
@@ -167,7 +163,7 @@ def load_state(
     if same:
         return done("unchanged", current)
 
-    stats = build_statistics(corpus.laws)
+    stats = count(corpus.laws)
     index = index_prefix(state, namespace) + _generation()
     body = mappings.laws_index()
     # No periodic refresh, ever: the index is written once, here, and refreshed once at the end; a

@@ -5,7 +5,7 @@ query per distinct word on the ranked field `words`, summed by a bool query → 
 by OpenSearch's own BM25 → each candidate re-scored with the spec's float64 arithmetic from the
 statistics the indexer stored → the window proven wide enough, or widened and asked again.
 
-Why the window is needed: OpenSearch's BM25 is the spec's formula with other arithmetic (DESIGN.md,
+Why the window is needed: OpenSearch's BM25 is the spec's formula with other arithmetic (README,
 "Exactness"): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
 float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average length leave out a
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
@@ -19,7 +19,6 @@ already holds, or nothing.
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -30,8 +29,8 @@ from indexer.corpus import Law, state_code
 from indexer.errors import BadInput, ClusterRefused
 from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch import Connection, alias_of, server_version, talking
-from indexer.reference import K1, exact_term_score
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
+from indexer.scoring import K1, exact_term_score, idf
 from indexer.spelling import Vocabulary
 from indexer.words import words
 
@@ -103,9 +102,6 @@ class OpenSearchEngine:
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
         self._result_window: dict[str, int] = {}
-        # DEPRECATED, to be removed at merge: indexer/verify.py (not this module's owner's) still reads it.
-        # Read `Answer.window`: this is racy on an engine shared by threads.
-        self.last_window: Window | None = None
 
     @property
     def client(self) -> OpenSearch:
@@ -192,7 +188,6 @@ class OpenSearchEngine:
                 complete = all(window.complete for window in windows)
                 if complete or _proven(ranked_hits, windows, stats, limit, self._is_legacy()):
                     hits = [_hit(scored, terms) for scored in ranked_hits[:limit]]
-                    self.last_window = Window(tuple(sizes))  # deprecated: see __init__
                     return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
                 size *= WIDEN
             stats = self._fresh_statistics(state)
@@ -449,8 +444,8 @@ def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowes
     weights = 0.0
     for term in terms:
         n = stats.vocabulary[term]
-        exact_idf = math.log(1 + (stats.size - n + 0.5) / (n + 0.5))
-        lucene_idf = math.log(1 + (stats.doc_count - n + 0.5) / (n + 0.5))
+        exact_idf = idf(n, stats.size)
+        lucene_idf = idf(n, stats.doc_count)
         worst = max(worst, exact_idf / lucene_idf)
         weights += f * lucene_idf
     ratio = worst * ((K1 + 1) / f)

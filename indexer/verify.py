@@ -17,9 +17,6 @@ A difference that two steps both change is reported under both ("length rounding
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import random
 import re
 import time
@@ -32,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer import reference
+from indexer import reference, scoring
 from indexer.answers import RETRIEVED_LAWS
-from indexer.corpus import Corpus, Law
+from indexer.corpus import Corpus
 from indexer.errors import BadInput
 from indexer.opensearch import alias_of, talking
-from indexer.reference import K1, B, Statistics, byte4_to_int, int_to_byte4
+from indexer.reference import Statistics
 from indexer.schema import terms_query
 from indexer.words import ranked
 
@@ -84,7 +81,6 @@ class StateReport:
     widest: int = 0  # the widest window any question needed
     reasons: Counter[str] = field(default_factory=Counter)  # why native rankings differed, and how often
     disagreements: list[Differing] = field(default_factory=list)  # exact `ask` against the reference
-    native_examples: list[Differing] = field(default_factory=list)  # the first few native differences
     seconds: float = 0.0
 
     @property
@@ -124,14 +120,6 @@ def _differing_json(d: Differing) -> dict[str, Any]:
     }
 
 
-def corpus_of(state: str, laws: Sequence[Law], path: Path | None = None) -> Corpus:
-    """A Corpus made in memory (a generated one), hashed from its laws as a file would be."""
-    digest = hashlib.sha256(
-        "\n".join(json.dumps(law.model_dump(exclude_none=True), sort_keys=True) for law in laws).encode()
-    ).hexdigest()
-    return Corpus(state, path or Path(f"{state}.jsonl"), tuple(laws), digest)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Questions
 
@@ -146,17 +134,7 @@ def variants(question: str, seed: str) -> list[str]:
     long_ones = [i for i, token in enumerate(tokens) if len(token) >= 5 and token.isalpha()]
     if long_ones:
         i = max(long_ones, key=lambda j: (len(tokens[j]), -j))
-        word = tokens[i]
-        place = rng.randrange(1, len(word))
-        edit = rng.randrange(3)
-        letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
-        if edit == 0:
-            typo = word[:place] + letter + word[place + 1 :]
-        elif edit == 1:
-            typo = word[:place] + letter + word[place:]
-        else:
-            typo = word[:place] + word[place + 1 :]
-        found.append(" ".join([*tokens[:i], typo, *tokens[i + 1 :]]))
+        found.append(" ".join([*tokens[:i], typo(rng, tokens[i], first=1), *tokens[i + 1 :]]))
     pairs = [i for i in range(len(tokens) - 1) if len(tokens[i]) >= 4 and len(tokens[i + 1]) >= 4]
     if pairs:
         i = rng.choice(pairs)
@@ -166,6 +144,18 @@ def variants(question: str, seed: str) -> list[str]:
     ]
     found.append(" ".join(plural))
     return [text for text in dict.fromkeys(found) if text != question.lower()]
+
+
+def typo(rng: random.Random, word: str, first: int = 0) -> str:
+    """`word` with one letter changed, added or dropped at a place from `first` on, as a thumb does it."""
+    place = rng.randrange(first, len(word))
+    edit = rng.randrange(3)
+    letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
+    if edit == 0:
+        return word[:place] + letter + word[place + 1 :]
+    if edit == 1:
+        return word[:place] + letter + word[place:]
+    return word[:place] + word[place + 1 :]
 
 
 def default_questions(corpus: Corpus) -> list[str]:
@@ -203,7 +193,7 @@ class _Stages:
     def __init__(self, stats: Statistics) -> None:
         self.stats = stats
         self.lengths = np.asarray(stats.lengths, dtype=np.float64)
-        table = np.array([byte4_to_int(int_to_byte4(n)) for n in range(max(stats.lengths, default=0) + 1)])
+        table = np.array([scoring.lucene_length(n) for n in range(max(stats.lengths, default=0) + 1)])
         self.rounded = table[np.asarray(stats.lengths, dtype=np.intp)].astype(np.float64)
         self._tf: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
 
@@ -227,9 +217,8 @@ class _Stages:
         scores = np.zeros(len(stats.lengths), dtype=np.float64)
         for term in terms:
             laws, tf = self.postings(term)
-            df = stats.vocabulary[term]
-            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-            scores[laws] += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[laws]) / average))
+            idf = scoring.idf(stats.vocabulary[term], n_docs)
+            scores[laws] += scoring.term_score(idf, tf, lengths[laws], average)
         matched = np.flatnonzero(scores)
         order = np.lexsort((matched, -scores[matched]))[:limit]
         return tuple(int(i) for i in matched[order])
@@ -289,7 +278,6 @@ def verify_state(
     corpus: Corpus,
     questions: Iterable[str],
     *,
-    examples: int = 5,
     progress: Callable[[int], None] | None = None,
 ) -> StateReport:
     """Run `questions` through the exact `ask`, OpenSearch's own ranking and the reference scorer."""
@@ -306,8 +294,8 @@ def verify_state(
         want = Ranking(tuple(truth.ids()), tuple(hit.score for hit in truth.hits))
         answer = engine.ask(state, question)
         got = Ranking(tuple(answer.ids()), tuple(hit.score for hit in answer.hits))
-        window = engine.last_window
-        if window is not None and len(window.sizes) > 1:
+        window = answer.window
+        if window is not None and window.widened:
             report.widened += 1
         report.widest = max(report.widest, window.sizes[-1] if window else 0)
         if got == want and answer.terms == truth.terms:
@@ -339,8 +327,6 @@ def verify_state(
                 faithful,
             )
             report.reasons[reason] += 1
-            if len(report.native_examples) < examples:
-                report.native_examples.append(Differing(question, want, native, reason))
         if progress is not None:
             progress(report.questions)
     report.seconds = time.perf_counter() - began

@@ -7,6 +7,7 @@ the two equal on every law of every corpus and on generated Unicode.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,3 +47,48 @@ def ranked(law: Law) -> bool:
 def ranked_text(law: Law) -> str:
     """The text a ranked law is found by: its law, its question and its concept, as the spec joins them."""
     return f"{law.law} {law.question} {law.concept.replace('-', ' ')}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# words() at corpus scale. words() is a regex and a list comprehension per text: 150 ms for Texas's
+# 6,000 laws. `words_of_texts` makes the same tokens from C-level string operations over all the texts
+# at once, and judges each distinct raw token once (stopword, plural); tests/unit/test_words.py proves
+# it equal to words() on generated Unicode text.
+_ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
+_SEPARATOR = 0  # NUL: joins the texts; kept by the translation, so it still separates them after it
+_NOT_ALNUM_TO_SPACE = bytes(c if c in _ALNUM or c == _SEPARATOR else 0x20 for c in range(256))
+
+
+class _Judged(dict[str, str]):
+    """raw token -> the word words() makes of it, or "" for a stopword; filled on first sight."""
+
+    def __missing__(self, raw: str) -> str:
+        if raw in STOP:
+            word = ""
+        elif len(raw) > 3 and raw.endswith("s") and not raw.endswith("ss"):
+            word = raw[:-1]
+        else:
+            word = raw
+        self[raw] = word
+        return word
+
+
+def _spaced(text: str) -> str:
+    """`text` lowercased as words() lowercases it (full Unicode case mapping, so "K" (Kelvin) is "k"),
+    with every character but [a-z0-9] (and NUL) a space; a non-ASCII character first becomes "?"."""
+    return text.lower().encode("ascii", "replace").translate(_NOT_ALNUM_TO_SPACE).decode("ascii")
+
+
+def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
+    """`[words(text) for text in texts]`, by C-level steps over all the texts at once."""
+    judged = _Judged()
+    judge = judged.__getitem__
+    joined = "\0".join(texts)
+    # Lowercasing the joined texts is lowercasing each: the only context-dependent mapping (Greek final
+    # sigma) yields a letter that is not [a-z0-9] either way. A NUL inside a text would split it in
+    # two: then each text on its own.
+    if joined.count("\0") == max(0, len(texts) - 1):
+        spaced = _spaced(joined).split("\0") if texts else []
+    else:
+        spaced = [_spaced(text.replace("\0", " ")) for text in texts]
+    return [list(filter(None, map(judge, part.split()))) for part in spaced]

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.answers import Answer
 from indexer.corpus import Corpus, read_corpus
 from indexer.load import load_state, serving
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
+from tests import synthetic
 from tests.integration.support import fresh_connection, run_threads
 
 pytestmark = pytest.mark.integration

@@ -20,7 +20,7 @@ import pytest
 from opensearchpy import OpenSearch
 from typer.testing import CliRunner
 
-from indexer import node, synthetic
+from indexer import node
 from indexer.cli import app
 from indexer.corpus import Law, read_corpora, read_corpus
 from indexer.errors import LoadFailed, Unreachable
@@ -29,6 +29,7 @@ from indexer.opensearch import Connection, alias_of, index_prefix
 from indexer.reference import statistics
 from indexer.schema import STATISTICS_ID
 from indexer.words import ranked_text, words
+from tests import synthetic
 from tests.integration.support import drop_namespace, fresh_connection
 
 pytestmark = pytest.mark.integration

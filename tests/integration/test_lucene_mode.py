@@ -19,14 +19,15 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference, synthetic
+from indexer import reference, scoring
 from indexer.corpus import Corpus, Law, read_corpora
 from indexer.load import load
 from indexer.opensearch import Connection, alias_of
 from indexer.query import FLOAT32_SLACK, OpenSearchEngine, _outside_bound
-from indexer.verify import corpus_of
 from indexer.words import words
+from tests import synthetic
 from tests.integration.support import fresh_connection
+from tests.synthetic import corpus_of
 
 pytestmark = pytest.mark.integration
 
@@ -61,13 +62,13 @@ def cancelling_length(legacy: bool) -> tuple[int, int]:
     df = SHORT_LAWS // HYDRANT_EVERY + 1
     f = 2.2 if legacy else 1.0
     for byte in range(120, 200):
-        length = reference.byte4_to_int(byte)
-        if length < 1000 or reference.byte4_to_int(reference.int_to_byte4(length)) != length:
+        length = scoring.byte4_to_int(byte)
+        if length < 1000 or scoring.byte4_to_int(scoring.int_to_byte4(length)) != length:
             continue
         average = (3 * SHORT_LAWS + length) / n_docs
         for tf in (1, 2, 3):
-            spec = reference.exact_term_score(tf, df, n_docs, length, average)
-            lucene = float(reference.lucene_term_score(tf, df, n_docs, length, average, legacy))
+            spec = scoring.exact_term_score(tf, df, n_docs, length, average)
+            lucene = float(scoring.lucene_term_score(tf, df, n_docs, length, average, legacy))
             if spec > (2.2 / f) * (1 + FLOAT32_SLACK) * lucene:
                 return length, tf
     raise AssertionError("no length found where float32 cancellation exceeds the relative slack")
@@ -234,14 +235,14 @@ def test_explain_shows_the_lucene_modes_idf_tf_length_and_average(served: Served
                 idf = np.float32(math.log(1 + (stats.doc_count - df + 0.5) / (df + 0.5)))
                 assert np.float32(figures["idf"]) == idf
                 # dl: the length Lucene decoded from one byte, not the law's own.
-                dl = reference.byte4_to_int(reference.int_to_byte4(length))
+                dl = scoring.byte4_to_int(scoring.int_to_byte4(length))
                 assert figures["dl"] == dl
                 rounded += dl != length
                 assert np.float32(figures["avgdl"]) == np.float32(average)
                 # tf as the explanation computes it: freq / (freq + k1 (1 - b + b dl / avgdl)).
                 expected_tf = tf / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / np.float32(average)))
                 assert figures["tf"] == pytest.approx(expected_tf, rel=1e-6)
-                term_score = reference.lucene_term_score(tf, df, stats.doc_count, length, average, served.legacy)
+                term_score = scoring.lucene_term_score(tf, df, stats.doc_count, length, average, served.legacy)
                 assert np.float32(figures["score"]) == term_score
                 checked += 1
     assert checked > 50
@@ -253,7 +254,7 @@ def spec_score(stats: reference.Statistics, order: int, terms: list[str]) -> flo
     for term in terms:
         tf = stats.counts[order].get(term, 0)
         if tf:
-            score += reference.exact_term_score(
+            score += scoring.exact_term_score(
                 tf, stats.vocabulary[term], stats.size, stats.lengths[order], stats.average
             )
     return score

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -182,7 +183,31 @@ def test_a_file_that_changes_while_it_is_read_is_one_version_or_refused(tmp_path
         stop.set()
         thread.join()
     print(f"\nreads while rewritten: {outcomes}")
-    assert outcomes["whole"] + outcomes["refused"] > 0
+
+
+def test_a_file_whose_size_or_time_moved_during_the_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race above, made certain: the file's modification time moves between the fstat before the
+    read and the one after it, as when a writer rewrites it in place to the same size."""
+    path = tmp_path / "TX.jsonl"
+    path.write_text(line() + "\n", encoding="utf-8")
+    real_fstat = os.fstat
+    calls = []
+
+    def moving_fstat(fd: int) -> object:
+        found = real_fstat(fd)
+        calls.append(fd)
+        if len(calls) % 2 == 0:  # the second look: a nanosecond later than the first, the same size
+            return SimpleNamespace(st_size=found.st_size, st_mtime_ns=found.st_mtime_ns + 1)
+        return found
+
+    monkeypatch.setattr("indexer.corpus.os.fstat", moving_fstat)
+    with pytest.raises(CorpusError) as refused_read:
+        read_corpus(path)
+    assert "changed while it was read" in refused_read.value.message
+    monkeypatch.undo()
+    assert [law.id for law in read_corpus(path).laws] == ["TX-1"]  # the same file, unmoved: read
 
 
 def test_a_state_of_50_000_laws_is_read_and_answered(tmp_path: Path) -> None:
@@ -308,7 +333,10 @@ def test_questions_on_standard_input_that_are_not_utf8_are_reported_by_line() ->
 def test_a_question_file_too_is_refused_by_line(tmp_path: Path) -> None:
     questions = tmp_path / "questions.txt"
     questions.write_bytes(b"fire hydrant park\n" + b"x" * 2001 + b"\n")
-    refused(run("ask", "MD", "--from", str(questions), "--engine", "reference", "--corpora", str(CORPORA)), 2, "2")
+    result = run("ask", "MD", "--from", str(questions), "--engine", "reference", "--corpora", str(CORPORA))
+    error = refused(result, 2)
+    assert error == f"error: {questions}:2: the question has 2,001 characters, more than the 2,000 accepted"
+    assert result.stdout.startswith("words: fire hydrant park\n")  # the first line was answered
 
 
 # ---- arguments ------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +34,56 @@ def test_every_command_is_in_the_readme() -> None:
     assert not missing, f"commands missing from README.md: {missing}"
 
 
-def test_every_option_is_in_the_readme() -> None:
+# Every command that talks to OpenSearch takes these; README documents them once, in "Connecting to a
+# cluster", and says so ("every one that talks to OpenSearch takes ...").
+CONNECTION_OPTIONS = ("--url", "--ca-certs", "--insecure", "--timeout")
+
+
+def _documents(line: str, name: str, option: str) -> bool:
+    """True when `line` documents `option` of `lawindex NAME`: an example or a sentence naming the command
+    with the option, or a row of an options table whose "of" column names the command (or "all")."""
+    if not re.search(re.escape(option) + r"(?![\w-])", line):
+        return False
+    if f"lawindex {name}" in line:
+        return True
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+    if not line.lstrip().startswith("|") or len(cells) < 3:
+        return False
+    leaf = name.split()[-1]
+    return f"`{leaf}`" in cells[1] or cells[1].startswith("all")
+
+
+def test_every_option_is_in_the_readme_with_its_command() -> None:
+    # An option is documented for the command that has it: `--json` in `lawindex load ... --json` does not
+    # document `lawindex verify --json`.
+    lines = README.splitlines()
     missing = [
         f"lawindex {name} {option}"
         for name, command in _commands()
         for parameter in command.params
         for option in parameter.opts
-        if option.startswith("--") and option != "--help" and option not in README
+        if option.startswith("--")
+        and option != "--help"
+        and option not in CONNECTION_OPTIONS
+        and not any(_documents(line, name, option) for line in lines)
     ]
     assert not missing, f"options missing from README.md: {missing}"
+
+
+def test_the_connection_options_are_documented_once_for_every_command() -> None:
+    section = README[README.index("## Connecting to a cluster") :]
+    for option in CONNECTION_OPTIONS:
+        assert f"`{option}`" in section.split("\n## ")[0], option
+    assert "every one that talks to OpenSearch takes `--url`, `--ca-certs`,\n`--insecure` and `--timeout`" in README
+    talking = [name for name, command in _commands() if any("--url" in p.opts for p in command.params)]
+    for name, command in _commands():
+        if name in talking:
+            assert {o for p in command.params for o in p.opts} >= set(CONNECTION_OPTIONS), name
+
+
+def test_every_module_is_in_the_readme_s_table() -> None:
+    package = Path(__file__).resolve().parents[2] / "indexer"
+    modules = [f"indexer/{path.name}" for path in package.glob("*.py") if path.name != "__init__.py"]
+    modules += [f"indexer/{path.name}/" for path in package.iterdir() if (path / "__init__.py").is_file()]
+    missing = [module for module in modules if f"| `{module}` |" not in README]
+    assert not missing, f"modules missing from README.md's table: {missing}"

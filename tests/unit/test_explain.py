@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.answers import Answer, Hit
 from indexer.corpus import read_corpus
 from indexer.explain import explain
 from indexer.query import IndexStatistics
+from tests import spec_port, synthetic
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 HYDRANT = "how far from a fire hydrant can i park"
@@ -33,7 +34,11 @@ def test_maryland_hydrant_law_is_explained_by_its_four_words() -> None:
     assert [part.word for part in first] == ["far", "fire", "hydrant", "park"]
     hydrant = first[2]
     assert hydrant.tf == 3 and hydrant.df == stats.vocabulary["hydrant"] and hydrant.length == stats.lengths[0]
-    assert hydrant.score == reference.exact_term_score(3, hydrant.df, stats.size, hydrant.length, stats.average)
+    # Each part is what the spec scores the law for that word alone: the literal port's score of the
+    # one-word question (tests/spec_port.py has its own copy of the formula).
+    for part in first:
+        alone = dict((law.id, value) for law, value in spec_port.bm25_scored(corpus.laws, part.word, len(corpus.laws)))
+        assert part.score == alone["MD-S01"], part.word
     assert len(explained) == len(answer.hits) == 8
     for hit, parts in zip(answer.hits, explained, strict=True):
         assert total([part.score for part in parts]) == hit.score  # bit for bit
@@ -80,5 +85,18 @@ def test_a_process_row_has_no_contributions() -> None:
     corpus = read_corpus(CORPORA / "PA.jsonl")
     stats = reference.statistics(corpus.laws)
     page = next(i for i, law in enumerate(corpus.laws) if law.kind == "process")
+    # As an engine returns it: a process row has no counts and no length.
     answer = Answer("PA", "permit", ["permit"], ["permit"], [Hit(corpus.laws[page], 0.0, page)])
     assert explain(answer, stats) == [[]]
+
+
+def test_the_parts_come_from_the_hit_not_from_its_text() -> None:
+    # --explain reads what the score was computed from (hit.counts, hit.length), as the engine fetched
+    # it: it never re-tokenizes the law. Counts that the law's text does not have prove where they came from.
+    corpus = read_corpus(CORPORA / "MD.jsonl")
+    stats = reference.statistics(corpus.laws)
+    law = corpus.laws[0]
+    assert "school" not in law.law.lower()
+    hit = Hit(law, 0.0, 0, {"school": 2}, 17)
+    (parts,) = explain(Answer("MD", "school", ["school"], ["school"], [hit]), stats)
+    assert [(part.word, part.tf, part.length) for part in parts] == [("school", 2, 17)]

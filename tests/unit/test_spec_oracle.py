@@ -1,12 +1,14 @@
-"""The spec's own TypeScript, run under Node, against indexer.reference: the same ids, in the same order.
+"""The spec's own TypeScript, run under Node, against indexer.reference: the same words and ids, in order.
 
 The code is extracted from spec/retrieve.md at test time (from `import { fileURLToPath }` to the line
 that calls `main()`), next to tests/spec_oracle's `corpus.ts` (the spec's unshown `corpus.js`: the laws
 of the JSONL file named by LAWINDEX_CORPUS) and `run.ts`. This holds the Python port to the spec itself,
 including what a literal port could share with it by mistake (the tokeniser, Math.log, the sort).
 
-Needs node and `tests/spec_oracle/install.sh` (npm ci: tsx). Without them it skips on a laptop and
-fails under CI=true.
+The spec is read where it lies (../shared/spec/retrieve.md beside the repository, or LAWINDEX_SPEC),
+never copied in. It needs node and tests/spec_oracle/install.sh (npm ci: tsx), which it runs itself when
+tsx is missing. Where the spec is not there, the one test says so in one line and is skipped, except
+under CI=true, where it fails; where node or tsx cannot run, it fails.
 """
 
 from __future__ import annotations
@@ -19,39 +21,32 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference, synthetic
+from indexer import reference
 from indexer.corpus import Law, read_corpus
+from tests import synthetic
+from tests.spec_oracle.oracle import ORACLE, ROOT, TSX, prepare, spec_path
 
-ROOT = Path(__file__).resolve().parents[2]
-ORACLE = ROOT / "tests" / "spec_oracle"
-TSX = ORACLE / "node_modules" / ".bin" / "tsx"
 CORPORA = ROOT / "corpora"
 
 
-def _spec_path() -> Path:
-    if "LAWINDEX_SPEC" in os.environ:
-        return Path(os.environ["LAWINDEX_SPEC"])
-    return ROOT.parent / "shared" / "spec" / "retrieve.md"
-
-
 def _unavailable(reason: str) -> None:
-    # Never a skip: an oracle that quietly does not run proves nothing, on a laptop or in CI.
+    # An oracle that quietly does not run proves nothing: a failure, but for a checkout without the spec
+    # beside it on a laptop, which is told in one line.
     pytest.fail(f"the spec oracle cannot run: {reason}")
 
 
-def extract_spec(markdown: str) -> str:
-    """The TypeScript of ask/retrieve.ts as the chapter lists it."""
-    start = markdown.index("import { fileURLToPath }")
-    end_marker = "if (process.argv[1] === fileURLToPath(import.meta.url)) main();"
-    end = markdown.index(end_marker, start) + len(end_marker)
-    return markdown[start:end] + "\n"
+def _no_spec(spec: Path) -> None:
+    message = f"no spec at {spec}: the spec's TypeScript cannot be run (set LAWINDEX_SPEC)"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def oracle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = _spec_path()
+def oracle_dir(directory: Path) -> Path:
+    """`directory` with the spec's TypeScript extracted into it, beside corpus.ts and run.ts."""
+    spec = spec_path()
     if not spec.is_file():
-        _unavailable(f"no spec at {spec} (set LAWINDEX_SPEC)")
+        _no_spec(spec)
     if shutil.which("node") is None:
         _unavailable("node is not installed")
     if not TSX.exists():
@@ -59,11 +54,7 @@ def oracle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         done = subprocess.run(["bash", str(ORACLE / "install.sh")], capture_output=True, text=True, check=False)
         if done.returncode != 0 or not TSX.exists():
             _unavailable(f"tests/spec_oracle/install.sh could not install tsx: {done.stderr.strip()[-500:]}")
-    directory = tmp_path_factory.mktemp("spec_oracle")
-    (directory / "retrieve.ts").write_text(extract_spec(spec.read_text(encoding="utf-8")), encoding="utf-8")
-    for name in ("corpus.ts", "run.ts"):
-        shutil.copy(ORACLE / name, directory / name)
-    return directory
+    return prepare(directory, spec)
 
 
 def spec_answers(directory: Path, corpus_file: Path, questions: list[str]) -> list[dict[str, list[str]]]:
@@ -91,31 +82,24 @@ def compare(directory: Path, corpus_file: Path, laws: tuple[Law, ...], questions
         assert [law.id for law in reference.bm25(laws, question)] == answer["ids"], question
 
 
-def test_extraction_takes_the_whole_module() -> None:
-    spec = _spec_path()
-    if not spec.is_file():
-        _unavailable(f"no spec at {spec}")
-    code = extract_spec(spec.read_text(encoding="utf-8"))
-    assert code.startswith("import { fileURLToPath }")
-    for name in ("export function bm25", "function spelledAs", "function oneEditApart", "function main"):
-        assert name in code
-
-
 SAMPLE_FILES = sorted(CORPORA.glob("*.jsonl")) if CORPORA.is_dir() else []
 
 
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=[p.stem for p in SAMPLE_FILES])
-def test_sample_corpora_rank_as_the_spec(oracle_dir: Path, path: Path) -> None:
-    corpus = read_corpus(path)
-    questions = [law.question for law in corpus.laws][:60] + synthetic.generate_questions(corpus.laws, 100, 11)
-    questions += ["how far from a fire hydrant can i park", "how far must i be behing a firehydrant", ""]
-    compare(oracle_dir, path, corpus.laws, questions)
-
-
-def test_a_generated_corpus_ranks_as_the_spec(oracle_dir: Path, tmp_path: Path) -> None:
+def test_the_spec_s_own_typescript_ranks_as_the_reference(tmp_path: Path) -> None:
+    directory = oracle_dir(tmp_path)
+    code = (directory / "retrieve.ts").read_text(encoding="utf-8")
+    for name in ("export function bm25", "function spelledAs", "function oneEditApart", "function main"):
+        assert name in code  # the whole module was extracted
+    assert SAMPLE_FILES
+    for path in SAMPLE_FILES:
+        corpus = read_corpus(path)
+        questions = [law.question for law in corpus.laws][:60] + synthetic.generate_questions(corpus.laws, 100, 11)
+        questions += ["how far from a fire hydrant can i park", "how far must i be behing a firehydrant", ""]
+        compare(directory, path, corpus.laws, questions)
+    # A generated Texas-like corpus: long laws, ties, process rows, typos; and the case-mapping traps.
     laws = tuple(synthetic.generate_corpus("TX", 3000, 5))
     corpus_file = tmp_path / "TX.jsonl"
-    corpus_file.write_text("".join(law.model_dump_json(exclude_none=True) + "\n" for law in laws), encoding="utf-8")
+    synthetic.write_corpus(corpus_file, laws)
     questions = synthetic.generate_questions(laws, 300, 6)
     questions += ["İstanbul PARKS near \u212aelvin hydrants", "ſtop at the HYDRANTS", "Straße fire-station"]
-    compare(oracle_dir, corpus_file, laws, questions)
+    compare(directory, corpus_file, laws, questions)

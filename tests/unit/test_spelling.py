@@ -1,12 +1,12 @@
-"""spelling.Vocabulary against the spec's loop (spec_port.spelled_as), and the spec's own examples."""
+"""spelling.Vocabulary against the spec's loop (tests/spec_port.py's spelled_as), and the spec's own examples."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import spec_port
 from indexer.spelling import Vocabulary, one_edit_apart, spelled_as
+from tests import spec_port
 
 # Small alphabets, so that containment and one-edit collisions are common rather than rare.
 _small_word = st.text(alphabet="abcd", min_size=1, max_size=9)

@@ -1,6 +1,6 @@
 """The stories of spec/retrieve.md, told on the sample corpora in corpora/.
 
-Every answer here comes from `indexer.spec_port`, the line-for-line port of the spec, so these tests
+Every answer here comes from `tests/spec_port.py`, the line-for-line port of the spec, so these tests
 check the corpora as much as the code: the sample laws are written so that what the spec says about
 Maryland's hydrant question, Alabama's typo and the permit-holding page rows holds on them.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from indexer.corpus import Law, read_corpus
-from indexer.spec_port import bm25, bm25_scored, one_edit_apart, spelled_as
 from indexer.words import STOP, ranked, ranked_text, words
+from tests.spec_port import bm25, bm25_scored, one_edit_apart, spelled_as
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 STATES = ("MD", "AL", "TX", "PA", "WV", "SC", "VT")

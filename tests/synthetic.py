@@ -1,4 +1,5 @@
-"""Generated corpora and questions for benchmarks and property tests: deterministic per seed.
+"""Generated corpora and questions for the tests and the benchmarks (nothing in `indexer` uses them):
+deterministic per seed.
 
 Shaped like the real thing where the ranking is sensitive to it: Texas-size files (6,000 laws), lengths
 whose tail matters to Lucene (about a quarter of the laws run past 40 ranked words, some past 100,
@@ -10,11 +11,15 @@ and words, then typed as on a phone: a letter off, two words run together, a plu
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
-from indexer.corpus import STATES, Law
+from indexer.corpus import STATES, Corpus, Law, read_corpora
+from indexer.verify import typo
 from indexer.words import STOP, ranked
 
 # Words of road law, most frequent first: they head the Zipf ranking, so "vehicle" and "driver" are in
@@ -145,17 +150,6 @@ def generate_corpora(n_states: int, total_laws: int, seed: int) -> dict[str, lis
     return {state: generate_corpus(state, size, seed) for state, size in zip(states, sizes, strict=True)}
 
 
-def _typo(rng: random.Random, word: str) -> str:
-    place = rng.randrange(len(word))
-    letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
-    edit = rng.randrange(3)
-    if edit == 0:
-        return word[:place] + letter + word[place + 1 :]
-    if edit == 1:
-        return word[:place] + letter + word[place:]
-    return word[:place] + word[place + 1 :]
-
-
 def generate_questions(laws: Sequence[Law], n: int, seed: int) -> list[str]:
     """`n` questions drawn from `laws` (their questions and words) with a phone's mistakes: typos, two
     words run together, plurals, unknown words, stopwords; the same list for the same arguments."""
@@ -177,7 +171,7 @@ def generate_questions(laws: Sequence[Law], n: int, seed: int) -> list[str]:
             token = tokens[i]
             roll = rng.random()
             if roll < 0.12 and len(token) >= 5:
-                mutated.append(_typo(rng, token))
+                mutated.append(typo(rng, token))
             elif roll < 0.20 and i + 1 < len(tokens):
                 mutated.append(token + tokens[i + 1])  # "fire hydrant" typed as "firehydrant"
                 i += 1
@@ -192,3 +186,25 @@ def generate_questions(laws: Sequence[Law], n: int, seed: int) -> list[str]:
             mutated.insert(0, rng.choice(("how far", "can i", "do i need to", "what is the", "where should")))
         questions.append(" ".join(mutated))
     return questions
+
+
+def corpus_of(state: str, laws: Sequence[Law], path: Path | None = None) -> Corpus:
+    """A Corpus made in memory (a generated one), hashed from its laws as a file would be."""
+    digest = hashlib.sha256(
+        "\n".join(json.dumps(law.model_dump(exclude_none=True), sort_keys=True) for law in laws).encode()
+    ).hexdigest()
+    return Corpus(state, path or Path(f"{state}.jsonl"), tuple(laws), digest)
+
+
+def write_corpus(path: Path, laws: Sequence[Law]) -> None:
+    """`laws` as a corpus file, one JSON object a line."""
+    path.write_text("".join(law.model_dump_json(exclude_none=True) + "\n" for law in laws), encoding="utf-8")
+
+
+def write_corpora(directory: Path, states: int, laws: int, seed: int) -> list[Corpus]:
+    """`generate_corpora(states, laws, seed)` as `<STATE>.jsonl` files under `directory` (made if need
+    be), read back as a load reads them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for state, generated in generate_corpora(states, laws, seed).items():
+        write_corpus(directory / f"{state}.jsonl", generated)
+    return read_corpora(directory)

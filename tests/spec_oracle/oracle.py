@@ -1,0 +1,36 @@
+"""The spec's own TypeScript, made runnable: extracted from spec/retrieve.md (read where it lies, never
+copied into the repository) beside corpus.ts, run.ts and answer.ts, and run with the pinned tsx."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+ORACLE = Path(__file__).resolve().parent
+ROOT = ORACLE.parents[1]
+TSX = ORACLE / "node_modules" / ".bin" / "tsx"
+DRIVERS = ("corpus.ts", "run.ts", "answer.ts")
+
+
+def spec_path() -> Path:
+    """Where the spec is read: LAWINDEX_SPEC, else ../shared/spec/retrieve.md beside the repository."""
+    if "LAWINDEX_SPEC" in os.environ:
+        return Path(os.environ["LAWINDEX_SPEC"])
+    return ROOT.parent / "shared" / "spec" / "retrieve.md"
+
+
+def extract_spec(markdown: str) -> str:
+    """The TypeScript of ask/retrieve.ts as the chapter lists it."""
+    start = markdown.index("import { fileURLToPath }")
+    end_marker = "if (process.argv[1] === fileURLToPath(import.meta.url)) main();"
+    end = markdown.index(end_marker, start) + len(end_marker)
+    return markdown[start:end] + "\n"
+
+
+def prepare(directory: Path, spec: Path) -> Path:
+    """`directory` with retrieve.ts (extracted from `spec`) and the drivers in it."""
+    (directory / "retrieve.ts").write_text(extract_spec(spec.read_text(encoding="utf-8")), encoding="utf-8")
+    for name in DRIVERS:
+        shutil.copy(ORACLE / name, directory / name)
+    return directory
