@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Path, Query, Request
@@ -193,6 +195,23 @@ def create_app(connection: Connection) -> FastAPI:
         summary="A state's road laws that best answer a question, ranked exactly as the spec's bm25 ranks them.",
         version=_version(),
     )
+
+    schema_of = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        # FastAPI documents a 422 for every route with parameters; this service answers bad input with 400
+        # and {"error", "hint"} (the handler below), so the schema says that and nothing else.
+        if app.openapi_schema is None:
+            schema = schema_of()
+            for operations in schema["paths"].values():
+                for operation in operations.values():
+                    operation.get("responses", {}).pop("422", None)
+            for name in ("HTTPValidationError", "ValidationError"):
+                schema.get("components", {}).get("schemas", {}).pop(name, None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.exception_handler(LawindexError)
     async def lawindex_error(_: Request, error: LawindexError) -> Response:
@@ -372,6 +391,10 @@ def app_from_environment() -> Any:
     return BodyLimit(create_app(connection))
 
 
+def _drained(signum: int, frame: FrameType | None) -> None:
+    """What a SIGTERM or SIGINT does after uvicorn has drained the requests in flight: nothing more."""
+
+
 def serve(
     connection: Connection,
     *,
@@ -393,6 +416,11 @@ def serve(
         "timeout_graceful_shutdown": 30,
     }
     if workers <= 1:
+        # uvicorn drains on SIGTERM, then raises the signal again under the handler found at its start, so
+        # that the process "dies of it" (exit -15). The drain is the whole of a graceful stop here: exit 0.
+        # Not restored afterwards: a second SIGTERM while the process ends must not kill it either.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, _drained)
         uvicorn.run(BodyLimit(create_app(connection)), **common)
         return
     os.environ[SETTINGS_VARIABLE] = json.dumps(settings or {"url": connection.url})
