@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -175,7 +175,9 @@ class BatchIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    questions: list[str] = Field(max_length=1000)
+    # Each question is checked as `ask` checks it (at most 2,000 characters; one over is an error object in
+    # its place, not a refusal of the batch).
+    questions: list[Annotated[str, Field(json_schema_extra={"maxLength": 2000})]] = Field(max_length=1000)
     limit: int = Field(default=8, json_schema_extra={"minimum": 1, "maximum": 100})
     explain: bool = False
 

@@ -29,7 +29,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from indexer.answers import RETRIEVED_LAWS
-from indexer.corpus import state_code
+from indexer.corpus import STATES, state_code
 from indexer.engines import MAX_LIMIT, MAX_QUESTION_CHARS, CheckedOpenSearchEngine, check_question
 from indexer.errors import (
     BadInput,
@@ -124,7 +124,16 @@ _READY_ERRORS: dict[int | str, dict[str, Any]] = {
     504: _ERRORS[504],
 }
 
-State = Annotated[str, Path(description="the state's USPS code, like TX", examples=["TX"])]
+# The schema lists the codes (a client and a fuzzer learn them from it); the check, and its message, is the
+# CLI's own (indexer.corpus.state_code), which also takes a code in lower case.
+State = Annotated[
+    str,
+    Path(
+        description="the state's USPS code, like TX",
+        examples=["TX"],
+        json_schema_extra={"enum": sorted(STATES)},
+    ),
+]
 
 
 class BodyLimit:
@@ -275,6 +284,7 @@ def create_app(connection: Connection) -> FastAPI:
             Query(
                 description=f"the question, at most {MAX_QUESTION_CHARS:,} characters",
                 examples=["how far from a fire hydrant can i park"],
+                json_schema_extra={"maxLength": MAX_QUESTION_CHARS},
             ),
         ],
         limit: Annotated[
