@@ -249,7 +249,7 @@ def create_app(connection: Connection) -> FastAPI:
         return _error(500, ErrorOut(error=f"internal error: {type(error).__name__}", hint="see the server's log"))
 
     @app.get("/healthz", response_model=HealthOut, summary="The process answers")
-    def healthz() -> Response:
+    async def healthz() -> Response:
         return _json(HealthOut().model_dump())
 
     @app.get(
