@@ -90,7 +90,9 @@ def running(env: dict[str, str], *args: str, ready: str = "/healthz") -> Iterato
     service = start(env, *args, ready=ready)
     try:
         yield service
-    finally:
-        code = service.stop()
-        assert "Traceback" not in service.log, service.log
-        assert code == 0, service.log
+    except BaseException:
+        service.stop()  # never left running; the block's own failure is the one reported
+        raise
+    code = service.stop()
+    assert "Traceback" not in service.log, service.log
+    assert code == 0, service.log

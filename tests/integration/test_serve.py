@@ -3,6 +3,7 @@ the error table; SIGTERM drains the requests in flight and exits 0."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -398,9 +399,15 @@ def test_a_bad_url_is_refused_at_start(env: dict[str, str]) -> None:
 
 
 def test_sigterm_drains_the_requests_in_flight_and_exits_0(env: dict[str, str]) -> None:
-    import http.client
-
     service = start(env, ready="/readyz")
+    try:
+        _drains(service)
+    finally:
+        if service.process.poll() is None:
+            service.process.kill()
+
+
+def _drains(service: Service) -> None:
     questions = [*QUESTIONS[:6]] * 80  # a batch of 480 questions: still being answered at the signal
     batch = json.dumps({"questions": questions})
     expected = httpx.post(service.url + "/v1/states/TX/ask", json={"questions": questions}, timeout=120).json()
@@ -422,7 +429,7 @@ def test_sigterm_drains_the_requests_in_flight_and_exits_0(env: dict[str, str]) 
                     return
                 answered[number] += 1
 
-    askers = [threading.Thread(target=asker, args=(n,)) for n in range(len(answered))]
+    askers = [threading.Thread(target=asker, args=(n,), daemon=True) for n in range(len(answered))]
     for thread in askers:
         thread.start()
     _until(lambda: all(answered), "every asker has an answer")
