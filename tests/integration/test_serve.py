@@ -104,6 +104,24 @@ def test_ask_returns_the_bytes_ask_json_prints(
         assert response.content + b"\n" == cli(env, "ask", state, question, "--json").encode("utf-8")
 
 
+def test_the_plain_path_and_the_documented_route_answer_alike(service: Service) -> None:
+    """A plain ask (`q`, `limit`, `explain=true|false`) is answered by serve.FastAsk; any other spelling by
+    the FastAPI route. Both must give the same bytes and the same refusals."""
+    for state, question in (("TX", QUESTIONS[0]), ("AL", QUESTIONS[1]), ("ZZ", "x"), ("WY", "x"), ("TX", "a" * 2001)):
+        for plain, routed in (
+            ({"q": question}, {"q": question, "explain": "0"}),
+            ({"q": question, "explain": "true"}, {"q": question, "explain": "1"}),
+            ({"q": question, "limit": "3"}, {"q": question, "limit": "3", "explain": "no"}),
+            ({"q": question, "limit": "0"}, {"q": question, "limit": "0", "explain": "off"}),
+        ):
+            one, two = (
+                get(service, f"/v1/states/{state}/ask", **plain),
+                get(service, f"/v1/states/{state}/ask", **routed),
+            )
+            assert (one.status_code, one.content) == (two.status_code, two.content), (state, plain)
+            assert one.headers["content-type"] == two.headers["content-type"] == "application/json"
+
+
 def test_a_lowercase_state_is_its_code(env: dict[str, str], service: Service) -> None:
     response = get(service, "/v1/states/md/ask", q="school bus")
     assert response.content + b"\n" == cli(env, "ask", "MD", "school bus", "--json").encode()
