@@ -479,6 +479,27 @@ def app_from_environment() -> Any:
     return BodyLimit(FastAsk(create_app(connection)))
 
 
+def check_address(host: str, port: int) -> None:
+    """Nothing, or BadInput when `host:port` cannot be listened on (taken, or not this machine's address):
+    said in one line before uvicorn starts, where it would log the error and exit 1."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as error:
+        raise BadInput(f"cannot listen on {host}:{port}: {error.strerror or error}", hint="check --host") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise BadInput(
+                f"cannot listen on {host}:{port}: {error.strerror or error}",
+                hint="choose another --port, or stop what listens there",
+            ) from None
+
+
 def _drained(signum: int, frame: FrameType | None) -> None:
     """What a SIGTERM or SIGINT does after uvicorn has drained the requests in flight: nothing more."""
 
@@ -494,6 +515,7 @@ def serve(
     """Run the service until SIGTERM or SIGINT, which stop new connections and let requests in flight finish."""
     import uvicorn
 
+    check_address(host, port)
     common: dict[str, Any] = {
         "host": host,
         "port": port,

@@ -28,9 +28,11 @@ def serve(
     finish, then exits 0.
     """
     with reporting():
+        from indexer.serve import check_address
         from indexer.serve import serve as run
 
         connection = connect(url, ca_certs, insecure, timeout)
+        check_address(host, port)
         typer.echo(
             f"lawindex serve: http://{host}:{port} over OpenSearch at {connection.url} "
             f"({workers} worker{'s' if workers > 1 else ''})",

@@ -402,6 +402,18 @@ def test_tls_that_fails_is_502(env: dict[str, str]) -> None:
         assert "retry-after" not in response.headers
 
 
+def test_a_port_taken_is_refused_at_start(env: dict[str, str], service: Service) -> None:
+    from tests.integration.support import lawindex
+
+    port = service.url.rsplit(":", 1)[1]
+    code, _, err = lawindex("serve", "--port", port, env=env)
+    assert code == 2
+    assert err.splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use",
+        "hint: choose another --port, or stop what listens there",
+    ]
+
+
 def test_a_bad_url_is_refused_at_start(env: dict[str, str]) -> None:
     from tests.integration.support import lawindex
 
