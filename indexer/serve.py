@@ -500,8 +500,10 @@ def check_address(host: str, port: int) -> None:
             ) from None
 
 
-def _drained(signum: int, frame: FrameType | None) -> None:
-    """What a SIGTERM or SIGINT does after uvicorn has drained the requests in flight: nothing more."""
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """A SIGTERM or SIGINT outside uvicorn's own handling: before it starts (nothing is in flight), or raised
+    again by uvicorn once it has drained the requests in flight. Either way the stop is a clean one: exit 0."""
+    raise SystemExit(0)
 
 
 def serve(
@@ -530,7 +532,7 @@ def serve(
         # that the process "dies of it" (exit -15). The drain is the whole of a graceful stop here: exit 0.
         # Not restored afterwards: a second SIGTERM while the process ends must not kill it either.
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, _drained)
+            signal.signal(sig, _stopped)
         uvicorn.run(BodyLimit(FastAsk(create_app(connection))), **common)
         return
     os.environ[SETTINGS_VARIABLE] = json.dumps(settings or {"url": connection.url})
