@@ -216,7 +216,7 @@ class FastAsk:
     The hot path of a pipeline that asks several times a question. Profiled (py-spy, one client), FastAPI's
     routing, parameter parsing and middleware took twice the CPU of the engine's own Python work per
     question, on the event loop that every request shares. This answers the same request the same way (the
-    same engine call in the same thread pool, the same bytes, the same errors through `status_of`);
+    same engine call, in a thread pool, the same bytes, the same errors through `status_of`);
     anything unusual (a parameter given twice, a limit or explain FastAPI would have to parse) goes on to
     the FastAPI route, which stays the documented one and answers it as before.
     """
