@@ -83,3 +83,18 @@ class WriteBlocked(ClusterBlocked, LoadFailed):
     writes, and it stops before its swap, so the alias still serves what it served before."""
 
     exit_code = 5
+
+# Finer kinds, for the service's status codes (`lawindex serve`): each is its parent to the CLI, with the
+# parent's exit code, so a caller that catches the parent catches them too.
+
+
+class NotFound(BadInput):
+    """No law by that id, or no family by that key, in a state that is loaded (HTTP 404)."""
+
+
+class NoIndex(ClusterRefused):
+    """Nothing is loaded under the state's alias (HTTP 404, where other refusals are 502)."""
+
+
+class TimedOut(Unreachable):
+    """OpenSearch accepted the connection but did not answer within the timeout (HTTP 504, not 503)."""

@@ -6,7 +6,6 @@ import contextlib
 import itertools
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -75,21 +74,9 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
 
 def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None) -> None:
     if as_json:
-        hits = []
-        for number, hit in enumerate(answer.hits):
-            shown = {"id": hit.law.id, "kind": hit.law.kind, "score": hit.score, "law": hit.law.law}
-            if parts is not None:
-                shown["explain"] = [asdict(part) for part in parts[number]]
-            hits.append(shown)
-        emit_json(
-            {
-                "state": answer.state,
-                "question": answer.question,
-                "words": answer.words,
-                "terms": answer.terms,
-                "hits": hits,
-            }
-        )
+        from indexer.output import AnswerOut
+
+        emit_json(AnswerOut.of(answer, parts).json_obj())
         return
     typer.echo(f"words: {' '.join(answer.words)}")
     for number, hit in enumerate(answer.hits):
@@ -131,7 +118,9 @@ def _engine(
 
 def _print_law(law: Law, as_json: bool) -> None:
     if as_json:
-        emit_json(law.model_dump(exclude_none=True))
+        from indexer.output import law_obj
+
+        emit_json(law_obj(law))
     else:
         typer.echo(f"{law.id}  {law.law}")
 

@@ -1,0 +1,57 @@
+"""`lawindex serve`: the HTTP service, on the same engine and with the same JSON as `lawindex ask --json`."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from indexer.cli import app
+from indexer.cli._common import CaCertsOption, InsecureOption, TimeoutOption, UrlOption, connect, reporting
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The port to listen on.")] = 8077,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, max=64, help="Worker processes, each with its own engine.")
+    ] = 1,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Answer questions over HTTP: GET /v1/states/{state}/ask?q=... returns what `lawindex ask --json` prints.
+
+    Endpoints are listed at /docs (and /openapi.json). SIGTERM or Ctrl-C lets the requests in flight
+    finish, then exits 0.
+    """
+    # From here on a SIGTERM ends the service cleanly (exit 0), as it does once uvicorn drains it: nothing is
+    # in flight yet. (Before Python reaches this line, the signal ends the process as it would any.)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stopped)
+    with reporting():
+        from indexer.serve import check_address
+        from indexer.serve import serve as run
+
+        connection = connect(url, ca_certs, insecure, timeout)
+        check_address(host, port)
+        typer.echo(
+            f"lawindex serve: http://{host}:{port} over OpenSearch at {connection.url} "
+            f"({workers} worker{'s' if workers > 1 else ''})",
+            err=True,
+        )
+        run(
+            connection,
+            host=host,
+            port=port,
+            workers=workers,
+            settings={"url": url, "ca_certs": ca_certs, "insecure": insecure, "timeout": timeout},
+        )

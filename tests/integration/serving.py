@@ -1,0 +1,98 @@
+"""`lawindex serve` as its own process, for the service's tests: started on a free port, waited for, stopped.
+
+Ports come from LAWINDEX_SERVE_PORTS (`8070-8099` by default), so that several engineers' test runs on
+one machine do not take each other's ports.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+
+from tests.integration.support import LAWINDEX
+
+
+def _port_range() -> range:
+    low, high = os.environ.get("LAWINDEX_SERVE_PORTS", "8070-8099").split("-")
+    return range(int(low), int(high) + 1)
+
+
+def free_port() -> int:
+    """A port of the range that nothing listens on now."""
+    for port in _port_range():
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_port_range()} (LAWINDEX_SERVE_PORTS)")
+
+
+@dataclass
+class Service:
+    """A running `lawindex serve`: its URL and its process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: str = ""
+
+    def stop(self, timeout: float = 60, *, signalled: bool = False) -> int:
+        """SIGTERM (unless `signalled` already), then its exit code (the log is kept in `log`). Never a second
+        SIGTERM: one that lands while Python finalizes meets the default handler again, and kills."""
+        if not signalled and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            _, err = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        self.log = err.decode("utf-8", "replace")
+        return self.process.returncode
+
+
+def start(env: dict[str, str], *args: str, ready: str = "/healthz", wait: float = 60) -> Service:
+    """`lawindex serve ARGS` on a free port, once `ready` answers 200 (or anything, for ready="")."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*LAWINDEX, "serve", "--port", str(port), *args],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    service = Service(f"http://127.0.0.1:{port}", process)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            service.stop()
+            raise RuntimeError(f"lawindex serve exited {process.returncode}: {service.log}")
+        try:
+            if httpx.get(service.url + (ready or "/healthz"), timeout=5).status_code == 200 or not ready:
+                return service
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    service.stop()
+    raise RuntimeError(f"lawindex serve was not ready in {wait}s: {service.log}")
+
+
+@contextmanager
+def running(env: dict[str, str], *args: str, ready: str = "/healthz") -> Iterator[Service]:
+    """A `lawindex serve` for the block; stopped after it, and it must exit 0 on SIGTERM, traceback-free."""
+    service = start(env, *args, ready=ready)
+    try:
+        yield service
+    except BaseException:
+        service.stop()  # never left running; the block's own failure is the one reported
+        raise
+    code = service.stop()
+    assert "Traceback" not in service.log, service.log
+    assert code == 0, service.log

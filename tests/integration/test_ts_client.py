@@ -1,0 +1,112 @@
+"""The TypeScript client's own tests (`node --test`, clients/typescript/test), as part of this suite.
+
+Here: the sample corpora loaded in a namespace of their own, the spec's TypeScript extracted from
+spec/retrieve.md (as tests/unit/test_spec_oracle.py extracts it, beside its corpus.ts), and the questions
+written: every law's own question with its typo, compound and plural variants (`lawindex verify`'s), and
+generated ones. The node tests then start `lawindex serve`, and hold the client's ids to the spec's own
+bm25() in the same Node process. The client is type-checked first (tsc --noEmit). npm installs the pinned
+devDependencies from the lockfile when they are missing; without node it fails, never skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from indexer import synthetic
+from indexer.corpus import read_corpora
+from indexer.load import load
+from indexer.opensearch import Connection
+from indexer.verify import default_questions
+from tests.integration.serving import free_port
+from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
+from tests.unit.test_spec_oracle import ORACLE, _spec_path, extract_spec
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "clients" / "typescript"
+CORPORA = ROOT / "corpora"
+
+
+def _npm_ci() -> None:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.fail("node and npm are needed for the TypeScript client's tests")
+    if not (CLIENT / "node_modules" / ".bin" / "tsx").exists():
+        done = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=CLIENT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, f"npm ci in clients/typescript failed: {done.stderr[-1000:]}"
+
+
+@pytest.fixture(scope="module")
+def loaded(opensearch_url: str) -> Iterator[dict[str, str]]:
+    namespace = unique_namespace()
+    connection = Connection.from_env(opensearch_url, namespace=namespace)
+    load(connection, read_corpora(CORPORA))
+    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+    drop_namespace(connection.client(), namespace)
+
+
+def test_the_typescript_client_is_typed() -> None:
+    _npm_ci()
+    done = subprocess.run(
+        [str(CLIENT / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", str(CLIENT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_typescript_client_returns_the_specs_bm25(loaded: dict[str, str], tmp_path: Path) -> None:
+    _npm_ci()
+    spec = _spec_path()
+    assert spec.is_file(), f"no spec at {spec} (set LAWINDEX_SPEC)"
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir()
+    (spec_dir / "retrieve.ts").write_text(extract_spec(spec.read_text(encoding="utf-8")), encoding="utf-8")
+    shutil.copy(ORACLE / "corpus.ts", spec_dir / "corpus.ts")
+
+    corpora = read_corpora(CORPORA)
+    questions = {
+        corpus.state: default_questions(corpus)
+        + synthetic.generate_questions(corpus.laws, 40, 11)
+        + ["how far from a fire hydrant can i park", "how far must i be behing a firehydrant", "", "how can i do it"]
+        for corpus in corpora
+    }
+    assert sum(len(asked) for asked in questions.values()) >= 700
+    questions_file = tmp_path / "questions.json"
+    questions_file.write_text(json.dumps(questions), encoding="utf-8")
+
+    env = {
+        **os.environ,
+        **loaded,
+        "LAWINDEX_COMMAND": json.dumps(LAWINDEX),
+        "LAWINDEX_SERVE_PORT": str(free_port()),
+        "LAWINDEX_SPEC_DIR": str(spec_dir),
+        "LAWINDEX_CORPORA": str(CORPORA),
+        "LAWINDEX_QUESTIONS": str(questions_file),
+    }
+    done = subprocess.run(
+        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/client.test.ts"],
+        cwd=CLIENT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    print(done.stdout[-3000:])
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert "# fail 0" in done.stdout or "✖" not in done.stdout
