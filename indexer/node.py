@@ -154,8 +154,8 @@ def official_image(version: str) -> str:
 
 
 def local_image(version: str) -> str:
-    """The image `lawindex opensearch image` builds for `version`."""
-    return f"{LOCAL_IMAGE}:{version}"
+    """The image `lawindex opensearch image` builds for `version` ($LAWINDEX_LOCAL_IMAGE names another repository)."""
+    return f"{os.environ.get('LAWINDEX_LOCAL_IMAGE', LOCAL_IMAGE)}:{version}"
 
 
 def parse_settings(pairs: list[str]) -> dict[str, str]:
