@@ -513,7 +513,6 @@ def _start_container(
     command = [
         "docker", "run", "-d", "--name", name,
         "-p", f"{HOST}:{port}:9200",
-        "--ulimit", "nofile=65536:65536",
         "-e", "discovery.type=single-node",
         "-e", "DISABLE_SECURITY_PLUGIN=true",
         "-e", "DISABLE_INSTALL_DEMO_CONFIG=true",
