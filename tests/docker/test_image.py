@@ -91,7 +91,7 @@ def test_the_image_refuses_root(local_image: str) -> None:
 
 
 def test_another_command_runs_as_given(local_image: str) -> None:
-    done = subprocess.run(["docker", "run", "--rm", local_image, "bin/opensearch", "--version"],
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(["docker", "run", "--rm", local_image, "cat", "/etc/os-release"],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Version: " in done.stdout
+    assert "VERSION_CODENAME=bookworm" in done.stdout
