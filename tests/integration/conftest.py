@@ -118,11 +118,20 @@ def opensearch_url(request: pytest.FixtureRequest, opensearch_version: str) -> I
 
 def _container(config: pytest.Config, image: str, version: str) -> Iterator[str]:
     """testcontainers' own OpenSearchContainer on `image`, its port published on 127.0.0.1 only."""
-    from testcontainers.community.opensearch import OpenSearchContainer
-
     # Ryuk, testcontainers' reaper, is an image of its own that cannot be pulled here; the container is
     # stopped below instead (and .ci/run removes whatever is left when it stops the engine).
     os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    from testcontainers.community.opensearch import OpenSearchContainer
+    from testcontainers.core.config import ConnectionMode, testcontainers_config
+
+    # The port is published on 127.0.0.1 only; run inside a container (as CI is), testcontainers would
+    # otherwise knock at the Docker gateway's address. A start on a busy 2-core machine took 80-120 s:
+    # more than testcontainers' 120 tries of a second.
+    if not testcontainers_config.tc_host_override:
+        testcontainers_config.tc_host_override = "127.0.0.1"
+    if testcontainers_config.connection_mode_override is None:
+        testcontainers_config.connection_mode_override = ConnectionMode.docker_host
+    testcontainers_config.max_tries = max(testcontainers_config.max_tries, 600)
     began = time.monotonic()
     container = OpenSearchContainer(image, security_enabled=False)
     container.ports["9200"] = ("127.0.0.1", None)
