@@ -443,8 +443,9 @@ def _wait_green(url: str, alive: Callable[[], bool], log: Path | None, timeout: 
 def _log_tail_note(log: Path | None, lines: int = 10) -> str:
     if log is None:
         return ""
-    # A JVM that dies on an exception prints it on stdout.log; opensearch.log has the lines before.
-    tail = "\n".join(part for part in (_tail(log, lines), _tail(log.parent / "stdout.log", lines)) if part)
+    # stdout.log has what the node logged on its console (every log line) and what the JVM said before
+    # any log existed (a bad JVM option, a missing class); the log file alone misses the latter.
+    tail = _tail(log.parent / "stdout.log", lines) or _tail(log, lines)
     return f"; last lines of its logs:\n{tail}" if tail else ""
 
 
@@ -803,6 +804,5 @@ def logs(port: int = 9200, lines: int = 50, cache_dir: Path | str | None = None)
     log = _log_path(record)
     if log is None:
         return ""
-    text = _tail(log, lines)
-    out = _tail(log.parent / "stdout.log", lines)
-    return "\n".join(part for part in (text, out) if part)
+    # The node's log; before it exists (a JVM that never started), what the JVM printed.
+    return _tail(log, lines) or _tail(log.parent / "stdout.log", lines)

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import http.server
 import io
+import json
 import os
 import re
 import subprocess
@@ -342,3 +343,20 @@ def test_a_node_folder_the_service_user_cannot_reach_is_a_clear_error() -> None:
         assert raised.value.hint is not None and "/var/cache/lawindex" in raised.value.hint
         private.chmod(0o755)
         node._reachable(folder, user)  # once the folder above is open, the same check passes
+
+
+def test_logs_are_the_node_log_else_what_the_jvm_printed(tmp_path: Path) -> None:
+    logs = tmp_path / "nodes" / "9459" / "logs"
+    logs.mkdir(parents=True)
+    (tmp_path / "nodes" / "9459" / "node.json").write_text(
+        json.dumps({"version": "3.8.0", "port": 9459, "pid": None, "log": str(logs / "lawindex-9459.log")})
+    )
+    (logs / "stdout.log").write_text("Error: Could not create the Java Virtual Machine.\n")
+    assert node.logs(9459, 5, tmp_path) == "Error: Could not create the Java Virtual Machine."
+    (logs / "lawindex-9459.log").write_text("one\ntwo\nthree\n")
+    assert node.logs(9459, 2, tmp_path) == "two\nthree"
+
+
+def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
+    with pytest.raises(NodeError, match="lawindex has started no OpenSearch on port 9459"):
+        node.logs(9459, 5, tmp_path)
