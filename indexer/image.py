@@ -199,6 +199,9 @@ def _add_tree(out: tarfile.TarFile, source: Path, arcname: str, *, owner: bool, 
               dereference: bool = False) -> None:  # fmt: skip
     """`source` into the tarball under `arcname`. With `dereference`, a symlink becomes what it points to
     (Debian's JDK links its config into /etc), and a dangling one is left out."""
+    if dereference:
+        # /usr/lib/jvm/java-1.17.0-openjdk-amd64 is itself a link to java-17-openjdk-amd64.
+        source = source.resolve()
     top = out.gettarinfo(str(source), arcname)
     out.addfile(_owned(top) if owner else top)
     for path, rel in _walk(source, skip):
