@@ -1,9 +1,19 @@
-"""A local single-node OpenSearch: started, found again, stopped, for development and tests.
+"""A local OpenSearch node: started, found again, stopped, for development and tests.
 
-Where a Docker engine answers, the node is the official image. Elsewhere it is OpenSearch's own
-published jars, resolved from Maven Central by `node/pom.xml` into a cache directory and run by
-`node/Launcher.java` (compiled on first use) in a JVM detached from the caller. Each port has one
-record, `<cache>/nodes/<port>/node.json`, that says what `start` started there; `stop` ends only that.
+What runs is the official OpenSearch. Where a Docker engine answers: the official image when the engine
+has it or can pull it, else the image `lawindex opensearch image` built here (`lawindex/opensearch`).
+Elsewhere, and whenever neither image can be had, the official distribution zip from Maven Central
+(`indexer.distribution`) started with its own `bin/opensearch`. A start never fails because a pull is
+impossible. Each port has one record, `<cache>/nodes/<port>/node.json`, that says what `start` started
+there; `stop` ends only that.
+
+A node's folder, `<cache>/nodes/<port>/`, holds its own home (the distribution, hard-linked, with a
+config/ of its own), `data/<version>/` and `logs/`: a later multi-node start makes one such folder per
+node, and a plugin installs into that node's home alone.
+
+OpenSearch refuses to run as root. Run as root, lawindex runs the node as the system user `lawindex`
+(made on first use), and the default cache is /var/cache/lawindex, not /root/.cache (/root is mode 700
+and that user could not reach a node under it).
 
 The versions are pinned in `node/versions.env` and nowhere else.
 """
@@ -11,10 +21,9 @@ The versions are pinned in `node/versions.env` and nowhere else.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -23,23 +32,35 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from indexer.errors import NodeError
+from indexer import containers, distribution
+from indexer.errors import BadInput, NodeError
 
 State = Literal["running", "stopped", "dead"]
+Runtime = Literal["auto", "docker", "distribution"]
+RUNTIMES: tuple[Runtime, ...] = ("auto", "docker", "distribution")
 
 HOST = "127.0.0.1"
 JVM_DIR = Path("/usr/lib/jvm")
-# A cached start on these 2-core machines takes 15-25 s; a first start adds the Maven download.
+ROOT_CACHE = Path("/var/cache/lawindex")
+# A cached start on these 2-core machines takes 15-25 s; a first start adds the download (~5 s here).
 GREEN_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
 DEAD_PORT_GRACE_S = 15.0
-DOCKER_IMAGE = "opensearchproject/opensearch"
+# A node's transport port is its HTTP port + 100 (9200 → 9300), so the ports of several local nodes
+# never collide with each other's, and a cluster's seed hosts can be written without asking anyone.
+TRANSPORT_OFFSET = 100
+OFFICIAL_IMAGE = "opensearchproject/opensearch"
+LOCAL_IMAGE = "lawindex/opensearch"
+SERVICE_USER = "lawindex"
 _HEAP = re.compile(r"^[1-9][0-9]*[mMgG]$")
+_SETTING_KEY = re.compile(r"^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$")
+# Settings lawindex decides itself: the port comes from --port, and the node listens on loopback only.
+_OWN_SETTINGS = ("http.port", "network.host", "path.home", "path.data", "path.logs", "node.name")
 
 
 @dataclass(frozen=True)
@@ -57,17 +78,31 @@ class NodeStatus:
     java: str | None = None
     container: str | None = None
     reused: bool = False
+    # What runs: "distribution", "official image" or "local image"; the image's name; the user the
+    # distribution runs as; why the runtime was chosen over the ones before it.
+    runs: str | None = None
+    image: str | None = None
+    user: str | None = None
+    home: str | None = None
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The status as a JSON-ready dict."""
         return asdict(self)
+
+    def describe(self) -> str:
+        """One line for people: what runs and as whom."""
+        if self.runs in ("official image", "local image"):
+            return f"{self.runs} {self.image} (container {self.container})"
+        who = f", as user {self.user}" if self.user else ""
+        return f"the distribution at {self.home} on Java {self.java}{who} (pid {self.pid})"
 
 
 # --- the pins -------------------------------------------------------------------------------------
 
 
 def node_dir() -> Path:
-    """The directory holding pom.xml, Launcher.java and versions.env: the repo's, else the wheel's copy."""
+    """The directory holding versions.env: the repo's node/, else the wheel's copy."""
     here = Path(__file__).resolve().parent
     for candidate in (here.parent / "node", here / "_data" / "node"):
         if (candidate / "versions.env").is_file():
@@ -103,12 +138,43 @@ def default_version() -> str:
 
 
 def default_cache_dir() -> Path:
-    """$LAWINDEX_CACHE, else $XDG_CACHE_HOME/lawindex, else ~/.cache/lawindex."""
+    """$LAWINDEX_CACHE, else $XDG_CACHE_HOME/lawindex, else /var/cache/lawindex as root, else ~/.cache/lawindex."""
     if os.environ.get("LAWINDEX_CACHE"):
         return Path(os.environ["LAWINDEX_CACHE"])
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]) / "lawindex"
+    if os.geteuid() == 0:
+        return ROOT_CACHE
     return Path.home() / ".cache" / "lawindex"
+
+
+def official_image(version: str) -> str:
+    """The official image of `version` ($LAWINDEX_OFFICIAL_IMAGE names another repository, for mirrors)."""
+    return f"{os.environ.get('LAWINDEX_OFFICIAL_IMAGE', OFFICIAL_IMAGE)}:{version}"
+
+
+def local_image(version: str) -> str:
+    """The image `lawindex opensearch image` builds for `version` ($LAWINDEX_LOCAL_IMAGE names another repository)."""
+    return f"{os.environ.get('LAWINDEX_LOCAL_IMAGE', LOCAL_IMAGE)}:{version}"
+
+
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """`key=value` strings into node settings; a malformed one, or one lawindex sets itself, is refused."""
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not _SETTING_KEY.match(key):
+            raise BadInput(
+                f"not a setting: {pair!r}",
+                hint="--setting key.name=value, e.g. indices.query.bool.max_clause_count=4096",
+            )
+        if key in _OWN_SETTINGS:
+            raise BadInput(
+                f"{key} is set by lawindex", hint="use --port for the port; the node listens on 127.0.0.1 only"
+            )
+        settings[key] = value
+    return settings
 
 
 # --- Java -----------------------------------------------------------------------------------------
@@ -119,8 +185,8 @@ def java_range(version: str) -> tuple[int, int | None]:
     major = int(version.split(".")[0])
     if major >= 3:
         return 21, None
-    # 2.19 supports Java 11 to 23 (it ships JDK 23). Through the launcher (no security manager) it did
-    # start on Temurin 25 here too, but a JDK it was never tested on is not what tests should run on.
+    # 2.19 supports Java 11 to 23 (it ships JDK 23); its bin/opensearch turns the security manager on,
+    # which Java 24 removed, so 2.19 does not start on Temurin 25.
     return 11, 23
 
 
@@ -173,8 +239,8 @@ def find_java(version: str, candidates: list[Path] | None = None) -> tuple[Path,
     fitting: list[tuple[int, Path]] = []
     for index, home in enumerate(java_candidates() if candidates is None else candidates):
         major = java_major(home)
-        if major is None or not (home / "bin" / "javac").is_file():
-            seen.append(f"{home} (no JDK)")
+        if major is None:
+            seen.append(f"{home} (no Java)")
             continue
         seen.append(f"Java {major} at {home}")
         if major >= low and (high is None or major <= high):
@@ -186,9 +252,84 @@ def find_java(version: str, candidates: list[Path] | None = None) -> tuple[Path,
         return home, major
     need = f"Java {low} or newer" if high is None else f"Java {low} to {high}"
     raise NodeError(
-        f"OpenSearch {version} needs {need} (a JDK, with javac); found: {', '.join(seen) or 'no Java'}",
+        f"OpenSearch {version} needs {need}; found: {', '.join(seen) or 'no Java'}",
         hint=f"install a JDK {low}+ under /usr/lib/jvm or point JAVA_HOME at one",
     )
+
+
+# --- the cache and the service user ---------------------------------------------------------------
+
+
+def _cache(cache_dir: Path | str | None) -> Path:
+    """The cache directory, made and proven writable: an unwritable one is one line, not a traceback."""
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    try:
+        (cache / "nodes").mkdir(parents=True, exist_ok=True)
+        probe = cache / "nodes" / ".writable"
+        probe.touch()
+    except OSError as error:
+        raise NodeError(
+            f"the cache directory {cache} cannot be written: {error.strerror or error}",
+            hint="point --cache-dir or LAWINDEX_CACHE at a directory you can write",
+        ) from None
+    return cache
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The user a distribution node runs as: the caller, or (run as root) the service user."""
+
+    name: str
+    uid: int
+    gid: int
+
+    @property
+    def is_caller(self) -> bool:
+        return self.uid == os.geteuid()
+
+
+def run_as(cache: Path) -> RunAs:
+    """The caller; as root, the system user `lawindex` (made here on first use): OpenSearch refuses root."""
+    if os.geteuid() != 0:
+        entry = pwd.getpwuid(os.geteuid())
+        return RunAs(entry.pw_name, entry.pw_uid, entry.pw_gid)
+    name = os.environ.get("LAWINDEX_NODE_USER", SERVICE_USER)
+    with distribution.locked(cache / "useradd.lock"):
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+            done = subprocess.run(
+                [useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+                 "--shell", "/usr/sbin/nologin", "--comment", "lawindex OpenSearch nodes", name],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                raise NodeError(
+                    f"could not create the system user {name} to run OpenSearch (it refuses root): "
+                    f"{done.stderr.strip()}",
+                    hint="create it (useradd --system NAME) or run lawindex as an ordinary user",
+                ) from None
+            entry = pwd.getpwnam(name)
+    if entry.pw_uid == 0:
+        raise NodeError(f"LAWINDEX_NODE_USER={name} is root; OpenSearch refuses to run as root")
+    return RunAs(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def _chown_tree(path: Path, user: RunAs) -> None:
+    if user.is_caller:
+        return
+    os.chown(path, user.uid, user.gid)
+    for root, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            os.chown(os.path.join(root, name), user.uid, user.gid, follow_symlinks=False)
+
+
+def _as_user(user: RunAs) -> dict[str, Any]:
+    """subprocess keyword arguments that run a child as `user` (nothing when it is the caller)."""
+    if user.is_caller:
+        return {}
+    return {"user": user.uid, "group": user.gid, "extra_groups": []}
 
 
 # --- the record of what start started -------------------------------------------------------------
@@ -215,20 +356,9 @@ def _write_record(cache: Path, port: int, record: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive flock on `path` (created if missing): one start per port, one download per version."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _is_our_jvm(pid: int, home: str) -> bool:
-    """Whether `pid` is alive and is the launcher JVM whose path.home is `home` (not a recycled pid)."""
+def _is_our_node(pid: int, home: str) -> bool:
+    """Whether `pid` is alive and is the node whose home is `home`: its bin/opensearch, or the JVM that
+    script becomes (exec, same pid) — not a recycled pid."""
     with contextlib.suppress(ChildProcessError, OSError):
         # Reap it if this very process started it and it died: a zombie still answers kill(pid, 0).
         os.waitpid(pid, os.WNOHANG)
@@ -239,14 +369,7 @@ def _is_our_jvm(pid: int, home: str) -> bool:
         return False
     if stat.rsplit(")", 1)[-1].split()[0] == "Z":
         return False
-    return b"Launcher" in cmdline and f"path.home={home}".encode() in cmdline
-
-
-def _container_running(name: str) -> bool:
-    done = subprocess.run(
-        ["docker", "inspect", "-f", "{{.State.Running}}", name], capture_output=True, text=True, check=False
-    )
-    return done.returncode == 0 and done.stdout.strip() == "true"
+    return f"-Dopensearch.path.home={home}".encode() in cmdline or f"{home}/bin/opensearch".encode() in cmdline
 
 
 def _status_from(record: dict[str, Any] | None, port: int, *, reused: bool = False) -> NodeStatus:
@@ -257,11 +380,11 @@ def _status_from(record: dict[str, Any] | None, port: int, *, reused: bool = Fal
     container = record.get("container")
     state: State
     if container:
-        state = "running" if _container_running(container) else ("dead" if record.get("live") else "stopped")
+        state = "running" if containers.running(container) else ("dead" if record.get("live") else "stopped")
     elif pid is None:
         state = "stopped"
     else:
-        state = "running" if _is_our_jvm(int(pid), str(record.get("home"))) else "dead"
+        state = "running" if _is_our_node(int(pid), str(record.get("home"))) else "dead"
     return NodeStatus(
         state=state,
         port=port,
@@ -274,6 +397,11 @@ def _status_from(record: dict[str, Any] | None, port: int, *, reused: bool = Fal
         java=record.get("java"),
         container=container,
         reused=reused,
+        runs=record.get("runs"),
+        image=record.get("image"),
+        user=record.get("user"),
+        home=record.get("home"),
+        note=record.get("note"),
     )
 
 
@@ -295,7 +423,7 @@ def _get_json(url: str, timeout: float = 2.0) -> dict[str, Any] | None:
         return None
 
 
-def _wait_green(url: str, alive: Any, log: Path | None, timeout: float = GREEN_TIMEOUT_S) -> str:
+def _wait_green(url: str, alive: Callable[[], bool], log: Path | None, timeout: float = GREEN_TIMEOUT_S) -> str:
     """Poll until the cluster is green; the node's version. Fails early when `alive()` turns false."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -315,8 +443,9 @@ def _wait_green(url: str, alive: Any, log: Path | None, timeout: float = GREEN_T
 def _log_tail_note(log: Path | None, lines: int = 10) -> str:
     if log is None:
         return ""
-    # A JVM that dies on an exception prints it on stdout.log; opensearch.log has the lines before.
-    tail = "\n".join(part for part in (_tail(log, lines), _tail(log.parent / "stdout.log", lines)) if part)
+    # stdout.log has what the node logged on its console (every log line) and what the JVM said before
+    # any log existed (a bad JVM option, a missing class); the log file alone misses the latter.
+    tail = _tail(log.parent / "stdout.log", lines) or _tail(log, lines)
     return f"; last lines of its logs:\n{tail}" if tail else ""
 
 
@@ -354,19 +483,34 @@ def _wait_port_free(port: int, timeout: float) -> bool:
 
 def docker_available() -> bool:
     """Whether a Docker engine answers (`docker info` succeeds), not merely whether the CLI exists."""
-    if shutil.which("docker") is None:
-        return False
-    try:
-        done = subprocess.run(["docker", "info"], capture_output=True, timeout=15, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return containers.docker_available()
 
 
-def _start_container(cache: Path, version: str, port: int, heap: str, extra: dict[str, str]) -> dict[str, Any]:
-    """The official image, bound to 127.0.0.1 only; security off because nothing but loopback reaches it."""
+def choose_image(version: str) -> tuple[str | None, str, str]:
+    """(image or None, what runs, why): the official image when present or pullable, else the local one
+    built by `lawindex opensearch image`, else None (the distribution runs)."""
+    official = official_image(version)
+    if containers.image_present(official):
+        return official, "official image", f"{official} is present"
+    why = containers.pull(official)
+    if why is None:
+        return official, "official image", f"{official} pulled"
+    local = local_image(version)
+    if containers.image_present(local):
+        return local, "local image", f"{official} cannot be pulled ({why})"
+    return (
+        None,
+        "distribution",
+        (f"{official} cannot be pulled ({why}) and {local} is not built (lawindex opensearch image)"),
+    )
+
+
+def _start_container(
+    image: str, runs: str, note: str, version: str, port: int, heap: str, extra: dict[str, str]
+) -> dict[str, Any]:
+    """The image, bound to 127.0.0.1 only; security off because nothing but loopback reaches it."""
     name = f"lawindex-opensearch-{port}"
-    subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+    containers.remove(name)
     command = [
         "docker", "run", "-d", "--name", name,
         "-p", f"{HOST}:{port}:9200",
@@ -376,137 +520,177 @@ def _start_container(cache: Path, version: str, port: int, heap: str, extra: dic
         "-e", "cluster.routing.allocation.disk.threshold_enabled=false",
         "-e", f"OPENSEARCH_JAVA_OPTS=-Xms{heap} -Xmx{heap}",
         *(part for key, value in extra.items() for part in ("-e", f"{key}={value}")),
-        f"{DOCKER_IMAGE}:{version}",
+        image,
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise NodeError(f"docker could not start {DOCKER_IMAGE}:{version}: {done.stderr.strip()}")
+        raise NodeError(f"docker could not start {image}: {done.stderr.strip()}")
     return {
-        "version": version, "port": port, "heap": heap, "container": name, "live": True,
-        "data_dir": f"docker volume of {name}", "log": None, "pid": None, "java": None, "home": None,
+        "version": version, "port": port, "heap": heap, "container": name, "live": True, "runs": runs,
+        "image": image, "note": note, "data_dir": f"inside container {name}", "log": None, "pid": None,
+        "java": None, "home": None, "user": None,
     }  # fmt: skip
 
 
-# --- artifacts and the launcher -------------------------------------------------------------------
+# --- the distribution -----------------------------------------------------------------------------
 
 
-def _mvn() -> str:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise NodeError(
-            "Maven (mvn) is not on PATH; it resolves OpenSearch's jars from Maven Central",
-            hint="install Maven 3.8+ (apt-get install maven)",
-        )
-    return mvn
+@dataclass(frozen=True)
+class NodeFolder:
+    """One node's files: its own home (the distribution hard-linked, config/ its own), data and logs."""
+
+    root: Path
+    version: str
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def config(self) -> Path:
+        return self.home / "config"
+
+    @property
+    def data(self) -> Path:
+        # Per version: a 2.19 node cannot read the cluster state a 3.x node left (Lucene 10 files), and
+        # the two pinned versions take turns on the test ports.
+        return self.root / "data" / self.version
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
 
 
-def _run(command: list[str], java_home: Path, what: str, cwd: Path) -> None:
-    env = dict(os.environ, JAVA_HOME=str(java_home))
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def prepare_node(folder: NodeFolder, dist: Path, settings: dict[str, str], heap: str, user: RunAs) -> None:
+    """Make the node's home from the unpacked distribution and write its config: opensearch.yml with
+    `settings`, the heap in jvm.options.d; home/config, data and logs belong to `user`."""
+    shutil.rmtree(folder.home, ignore_errors=True)
+    # Hard links: a home per node in a moment and no space; config/ is copied, since the node writes there
+    # (its keystore) and lawindex rewrites files in it.
+    shutil.copytree(dist, folder.home, symlinks=True, copy_function=_link_or_copy,
+                    ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip
+    shutil.copytree(dist / "config", folder.config, symlinks=True)
+    for directory in (folder.data, folder.logs):
+        directory.mkdir(parents=True, exist_ok=True)
+    # bin/opensearch runs from its home, and jvm.options names `logs/gc.log` and a heap dump in `data`,
+    # relative: both lead to the node's own folders.
+    for name, target in (("logs", folder.logs), ("data", folder.data)):
+        shutil.rmtree(folder.home / name, ignore_errors=True)
+        (folder.home / name).symlink_to(target)
+    lines = [f"{key}: {json.dumps(value)}" for key, value in settings.items()]
+    (folder.config / "opensearch.yml").write_text(
+        "# Written by lawindex for this node at every start; add settings with --setting key=value.\n"
+        + "\n".join(lines) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    options = folder.config / "jvm.options.d"
+    options.mkdir(exist_ok=True)
+    (options / "lawindex.options").write_text(f"-Xms{heap}\n-Xmx{heap}\n", encoding="utf-8")
+    for path in (folder.root, folder.root / "data"):
+        if not user.is_caller:
+            os.chown(path, user.uid, user.gid)
+    for path in (folder.config, folder.data, folder.logs):
+        _chown_tree(path, user)
+
+
+def _reachable(folder: NodeFolder, user: RunAs) -> None:
+    """Fail clearly when `user` cannot reach the node's files (a private folder above them, like /root)."""
+    if user.is_caller:
+        return
+    probe = ["sh", "-c", 'test -x "$1" && test -w "$2" && test -w "$3"', "sh",
+             str(folder.home / "bin" / "opensearch"), str(folder.data), str(folder.logs)]  # fmt: skip
+    done = subprocess.run(probe, capture_output=True, check=False, **_as_user(user))
     if done.returncode != 0:
-        output = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
-        raise NodeError(f"{what} failed:\n{output}")
+        raise NodeError(
+            f"user {user.name}, who runs the node (OpenSearch refuses root), cannot reach {folder.root}: "
+            "a folder above it is private (as /root is)",
+            hint=f"use a cache it can reach: --cache-dir or LAWINDEX_CACHE, e.g. {ROOT_CACHE} (the default as root)",
+        )
 
 
-def ensure_artifacts(version: str, cache: Path, java_home: Path) -> Path:
-    """The directory with OpenSearch `version`'s jars (lib/) and the compiled launcher (classes/)."""
-    sources = node_dir()
-    target = cache / f"opensearch-{version}"
-    lib = target / "lib"
-    with _locked(cache / f"opensearch-{version}.lock"):
-        if not (lib / ".complete").is_file():
-            shutil.rmtree(lib, ignore_errors=True)
-            lib.mkdir(parents=True)
-            m2 = cache / "m2"
-            # Quiet, batch, and the cache's own local repository: nothing leaks into ~/.m2.
-            base = [_mvn(), "-q", "-B", f"-Dmaven.repo.local={m2}"]
-            _run(
-                [*base, "-f", str(sources / "pom.xml"), f"-Dopensearch.version={version}",
-                 "dependency:copy-dependencies", f"-DoutputDirectory={lib}"],
-                java_home, f"resolving OpenSearch {version} from Maven Central", cwd=cache,
-            )  # fmt: skip
-            api = sorted(lib.glob("log4j-api-*.jar"))
-            if not api:
-                raise NodeError(f"OpenSearch {version} brought no log4j-api jar; node/pom.xml needs a look")
-            log4j = api[0].name.removeprefix("log4j-api-").removesuffix(".jar")
-            # See node/pom.xml: log4j-core is optional in the server's pom but the node needs it.
-            _run(
-                [*base, "dependency:copy", f"-Dartifact=org.apache.logging.log4j:log4j-core:{log4j}",
-                 f"-DoutputDirectory={lib}"],
-                java_home, f"resolving log4j-core {log4j}", cwd=cache,
-            )  # fmt: skip
-            (lib / ".complete").write_text(version + "\n")
-        launcher = sources / "Launcher.java"
-        digest = hashlib.sha256(launcher.read_bytes()).hexdigest()
-        classes = target / "classes"
-        stamp = classes / ".source-sha256"
-        if not stamp.is_file() or stamp.read_text().strip() != digest:
-            shutil.rmtree(classes, ignore_errors=True)
-            classes.mkdir(parents=True)
-            _run(
-                [str(java_home / "bin" / "javac"), "-nowarn", "-d", str(classes), "-cp", f"{lib}/*",
-                 str(launcher)],
-                java_home, "compiling node/Launcher.java", cwd=cache,
-            )  # fmt: skip
-            stamp.write_text(digest + "\n")
-    return target
-
-
-def _spawn_detached(command: list[str], cwd: Path, output: Path) -> int:
-    """Start `command` in its own session, outliving this process and not its child; its pid."""
-    # sh backgrounds the JVM and exits at once, so the JVM is re-parented (to init or a subreaper)
+def _spawn_detached(command: list[str], cwd: Path, output: Path, env: dict[str, str], user: RunAs) -> int:
+    """Start `command` in its own session as `user`, outliving this process and not its child; its pid."""
+    # sh backgrounds the node and exits at once, so the node is re-parented (to init or a subreaper)
     # rather than left as our child, which would linger as a zombie after a kill and look alive.
+    # bin/opensearch execs the JVM, so the pid is the JVM's.
     script = 'exec 0</dev/null; "$@" >>"$LAWINDEX_NODE_OUT" 2>&1 & echo $!'
-    env = dict(os.environ, LAWINDEX_NODE_OUT=str(output))
     done = subprocess.run(
-        ["sh", "-c", script, "sh", *command], cwd=cwd, env=env, capture_output=True, text=True,
-        start_new_session=True, check=False,
+        ["sh", "-c", script, "sh", *command], cwd=cwd, env={**env, "LAWINDEX_NODE_OUT": str(output)},
+        capture_output=True, text=True, start_new_session=True, check=False, **_as_user(user),
     )  # fmt: skip
     if done.returncode != 0 or not done.stdout.strip().isdigit():
-        raise NodeError(f"could not launch the OpenSearch JVM: {done.stderr.strip()}")
+        raise NodeError(f"could not launch OpenSearch: {done.stderr.strip()}")
     return int(done.stdout.strip())
 
 
-def _start_jvm(cache: Path, version: str, port: int, heap: str, extra: dict[str, str]) -> dict[str, Any]:
-    java_home, major = find_java(version)
-    artifacts = ensure_artifacts(version, cache, java_home)
-    where = _port_dir(cache, port)
-    # Data per version: a 2.19 node cannot read the cluster state a 3.x node left (Lucene 10 files), and
-    # the two pinned versions take turns on the test ports.
-    home, data, logs = where / "home", where / "data" / version, where / "logs"
-    for directory in (home, data, logs):
-        directory.mkdir(parents=True, exist_ok=True)
-    settings = {
-        "path.home": str(home),
-        "path.data": str(data),
-        "path.logs": str(logs),
+def node_settings(port: int, extra: dict[str, str], folder: NodeFolder) -> dict[str, str]:
+    """A single node's opensearch.yml: loopback only, its ports, its paths, then `extra`."""
+    return {
+        "cluster.name": f"lawindex-{port}",
+        "node.name": f"lawindex-{port}",
         "network.host": HOST,
         "http.port": str(port),
-        # A range: two local nodes (9200 and 9201) must not fight over one transport port.
-        "transport.port": "9300-9399",
+        "transport.port": str(port + TRANSPORT_OFFSET),
         "discovery.type": "single-node",
+        "path.data": str(folder.data),
+        "path.logs": str(folder.logs),
         # Small laptop and CI disks would otherwise turn indices read-only at 95 % full.
         "cluster.routing.allocation.disk.threshold_enabled": "false",
-        "node.name": f"lawindex-{port}",
-        "cluster.name": f"lawindex-{port}",
         **extra,
     }
-    jvm = [str(java_home / "bin" / "java"), f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
-           "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8"]  # fmt: skip
-    if major >= 21:
-        # Lucene 10 maps index files through java.lang.foreign; say so instead of a warning a start.
-        jvm.append("--enable-native-access=ALL-UNNAMED")
-    command = [*jvm, "-cp", f"{artifacts / 'lib'}/*:{artifacts / 'classes'}", "Launcher",
-               *(f"{key}={value}" for key, value in settings.items())]  # fmt: skip
-    pid = _spawn_detached(command, where, logs / "stdout.log")
+
+
+def _start_distribution(
+    cache: Path, version: str, port: int, heap: str, extra: dict[str, str], note: str
+) -> dict[str, Any]:
+    java_home, _major = find_java(version)
+    dist = distribution.home(version, cache)
+    user = run_as(cache)
+    folder = NodeFolder(_port_dir(cache, port).resolve(), version)
+    settings = node_settings(port, extra, folder)
+    transport = int(settings["transport.port"]) if settings["transport.port"].isdigit() else None
+    if transport is not None and not _port_free(transport):
+        raise NodeError(
+            f"transport port {transport} (HTTP port + {TRANSPORT_OFFSET}) on {HOST} is taken",
+            hint="use another --port, or --setting transport.port=N",
+        )
+    prepare_node(folder, dist, settings, heap, user)
+    _reachable(folder, user)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        # Nothing of the caller's home: as root that is /root, which the node's user cannot read.
+        "HOME": str(folder.root),
+        "JAVA_HOME": str(java_home),
+        "OPENSEARCH_JAVA_HOME": str(java_home),
+        "OPENSEARCH_PATH_CONF": str(folder.config),
+    }
+    command = [str(folder.home / "bin" / "opensearch"), "-p", str(folder.root / "opensearch.pid")]
+    pid = _spawn_detached(command, folder.root, folder.logs / "stdout.log", env, user)
     return {
-        "version": version, "port": port, "heap": heap, "pid": pid, "home": str(home),
-        "data_dir": str(data), "log": str(logs / "opensearch.log"), "java": str(java_home),
-        "container": None, "started_at": time.time(),
+        "version": version, "port": port, "heap": heap, "pid": pid, "home": str(folder.home),
+        "data_dir": str(folder.data), "log": str(folder.logs / f"lawindex-{port}.log"), "java": str(java_home),
+        "container": None, "runs": "distribution", "image": None, "user": user.name, "note": note,
+        "modules_added": distribution.modules_added(dist), "started_at": time.time(),
     }  # fmt: skip
 
 
 # --- the entry points -----------------------------------------------------------------------------
+
+
+def _runtime(runtime: str | None) -> Runtime:
+    chosen = runtime or os.environ.get("LAWINDEX_RUNTIME") or "auto"
+    for known in RUNTIMES:
+        if chosen == known:
+            return known
+    raise BadInput(f"not a runtime: {chosen!r}", hint=f"one of {', '.join(RUNTIMES)}")
 
 
 def start(
@@ -515,19 +699,23 @@ def start(
     heap: str = "512m",
     cache_dir: Path | str | None = None,
     settings: dict[str, str] | None = None,
+    runtime: str | None = None,
 ) -> NodeStatus:
     """A green single-node OpenSearch on 127.0.0.1:port; the one already running there if `start` made it.
 
+    `runtime` (else $LAWINDEX_RUNTIME, else auto): `auto` uses Docker where an engine answers and an image
+    can be had, else the distribution; `docker` insists on an image; `distribution` never uses Docker.
     `settings` are extra static node settings (`thread_pool.write.queue_size=1` for the tests that force
     429s); they apply to a node this call starts, not to one it finds running."""
     version = version or default_version()
+    how = _runtime(runtime)
     if not _HEAP.match(heap):
         raise NodeError(f"heap {heap!r} is not a JVM size like 512m or 2g")
-    if not 1 <= port <= 65535:
-        raise NodeError(f"port {port} is not a TCP port")
-    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    if not 1 <= port <= 65535 - TRANSPORT_OFFSET:
+        raise NodeError(f"port {port} is not a TCP port lawindex can use (1 to {65535 - TRANSPORT_OFFSET})")
+    cache = _cache(cache_dir)
     url = f"http://{HOST}:{port}"
-    with _locked(cache / "nodes" / f"{port}.lock"):
+    with distribution.locked(cache / "nodes" / f"{port}.lock"):
         record = _read_record(cache, port)
         current = _status_from(record, port)
         if record is not None and current.state == "running":
@@ -547,15 +735,28 @@ def start(
                 f"port {port} on {HOST} is taken by a process lawindex did not start",
                 hint=f"stop that process or use another --port (see: ss -ltnp 'sport = :{port}')",
             )
-        if docker_available():
-            record = _start_container(cache, version, port, heap, settings or {})
-        else:
-            record = _start_jvm(cache, version, port, heap, settings or {})
+        record = _launch(cache, version, port, heap, settings or {}, how)
         _write_record(cache, port, record)
         found = _wait_green(url, lambda: status(port, cache).state == "running", _log_path(record))
         if found != version:
             raise NodeError(f"asked for OpenSearch {version}, but the node on {url} reports {found}")
         return _status_from(record, port)
+
+
+def _launch(cache: Path, version: str, port: int, heap: str, extra: dict[str, str], how: Runtime) -> dict[str, Any]:
+    if how == "distribution":
+        return _start_distribution(cache, version, port, heap, extra, "asked for the distribution")
+    problem = containers.engine_problem()
+    if problem is not None:
+        if how == "docker":
+            raise NodeError(f"no Docker engine answers: {problem}", hint="start one, or use --runtime distribution")
+        return _start_distribution(cache, version, port, heap, extra, f"no Docker engine ({problem})")
+    image, runs, note = choose_image(version)
+    if image is None:
+        if how == "docker":
+            raise NodeError(f"no image of OpenSearch {version}: {note}", hint="lawindex opensearch image")
+        return _start_distribution(cache, version, port, heap, extra, note)
+    return _start_container(image, runs, note, version, port, heap, extra)
 
 
 def _log_path(record: dict[str, Any]) -> Path | None:
@@ -565,22 +766,23 @@ def _log_path(record: dict[str, Any]) -> Path | None:
 
 def stop(port: int = 9200, cache_dir: Path | str | None = None) -> NodeStatus:
     """End the node `start` started on `port` (by its pid or container), and nothing else; its status after."""
-    cache = Path(cache_dir) if cache_dir else default_cache_dir()
-    with _locked(cache / "nodes" / f"{port}.lock"):
+    cache = _cache(cache_dir)
+    with distribution.locked(cache / "nodes" / f"{port}.lock"):
         record = _read_record(cache, port)
         if record is None:
             return _status_from(None, port)
         before = _status_from(record, port)
         if record.get("container"):
-            subprocess.run(["docker", "rm", "-f", str(record["container"])], capture_output=True, check=False)
+            containers.remove(str(record["container"]))
             record["live"] = False
         elif before.state == "running" and before.pid is not None:
             pid = before.pid
+            home = str(record["home"])
             os.kill(pid, signal.SIGTERM)
             deadline = time.monotonic() + STOP_TIMEOUT_S
-            while time.monotonic() < deadline and _is_our_jvm(pid, str(record["home"])):
+            while time.monotonic() < deadline and _is_our_node(pid, home):
                 time.sleep(0.2)
-            if _is_our_jvm(pid, str(record["home"])):
+            if _is_our_node(pid, home):
                 os.kill(pid, signal.SIGKILL)
         record["pid"] = None
         _write_record(cache, port, record)
@@ -588,7 +790,7 @@ def stop(port: int = 9200, cache_dir: Path | str | None = None) -> NodeStatus:
 
 
 def logs(port: int = 9200, lines: int = 50, cache_dir: Path | str | None = None) -> str:
-    """The last `lines` lines the node on `port` logged (its launcher's stdout when the log is empty)."""
+    """The last `lines` lines the node on `port` logged (its stdout when the log is empty)."""
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     record = _read_record(cache, port)
     if record is None:
@@ -602,6 +804,5 @@ def logs(port: int = 9200, lines: int = 50, cache_dir: Path | str | None = None)
     log = _log_path(record)
     if log is None:
         return ""
-    text = _tail(log, lines)
-    out = _tail(log.parent / "stdout.log", lines)
-    return "\n".join(part for part in (text, out) if part)
+    # The node's log; before it exists (a JVM that never started), what the JVM printed.
+    return _tail(log, lines) or _tail(log.parent / "stdout.log", lines)

@@ -1,4 +1,4 @@
-"""`lawindex opensearch start|stop|status|logs`: a local OpenSearch node, see `indexer.node`."""
+"""`lawindex opensearch start|stop|status|logs|image`: a local OpenSearch node, see `indexer.node`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from indexer.cli import app
 from indexer.cli._common import emit_json, reporting
 
 opensearch = typer.Typer(
-    help="A local single-node OpenSearch on 127.0.0.1 (the official image where Docker runs, else its jars).",
+    help="A local single-node OpenSearch on 127.0.0.1: the official image, the image built here, or the distribution.",
     no_args_is_help=True,
 )
 app.add_typer(opensearch, name="opensearch")
@@ -31,6 +31,19 @@ def start(
     ] = None,
     port: Port = 9200,
     heap: Annotated[str, typer.Option("--heap", help="JVM heap, e.g. 512m or 2g.")] = "512m",
+    setting: Annotated[
+        list[str] | None,
+        typer.Option("--setting", help="An extra static node setting, key=value (repeatable).", show_default=False),
+    ] = None,
+    runtime: Annotated[
+        str | None,
+        typer.Option(
+            "--runtime",
+            help="auto (an image where Docker answers, else the distribution), docker, or distribution "
+            "[env: LAWINDEX_RUNTIME; default auto].",
+            show_default=False,
+        ),
+    ] = None,
     cache_dir: CacheDir = None,
 ) -> None:
     """Start a node (or find the one already running) and print its URL once it is green."""
@@ -38,10 +51,15 @@ def start(
 
     began = time.monotonic()
     with reporting():
+        settings = node.parse_settings(setting or [])
         typer.echo(f"starting OpenSearch {version or node.default_version()} on port {port} ...", err=True)
-        found = node.start(version=version, port=port, heap=heap, cache_dir=cache_dir)
+        found = node.start(
+            version=version, port=port, heap=heap, cache_dir=cache_dir, settings=settings, runtime=runtime
+        )
     how = "already running" if found.reused else f"green in {time.monotonic() - began:.1f} s"
-    typer.echo(f"OpenSearch {found.version} {how} (pid {found.pid}, log {found.log})", err=True)
+    typer.echo(f"OpenSearch {found.version} {how}: {found.describe()}", err=True)
+    if found.note and not found.reused:
+        typer.echo(f"  why: {found.note}", err=True)
     typer.echo(found.url)
 
 
@@ -75,7 +93,11 @@ def status(
         for label, value in (
             ("version", found.version),
             ("pid", found.pid),
+            ("runs", found.runs),
+            ("image", found.image),
             ("container", found.container),
+            ("user", found.user),
+            ("home", found.home),
             ("data", found.data_dir),
             ("heap", found.heap),
             ("log", found.log),
@@ -98,3 +120,18 @@ def logs(
 
     with reporting():
         typer.echo(node.logs(port, lines, cache_dir))
+
+
+@opensearch.command()
+def image(
+    version: Annotated[
+        str | None, typer.Option("--version", help="OpenSearch version [default: the pinned 3.x].")
+    ] = None,
+    cache_dir: CacheDir = None,
+) -> None:
+    """Build the image lawindex/opensearch:VERSION with no registry; print its name last."""
+    from indexer import image as images
+
+    with reporting():
+        name = images.build(version=version, cache_dir=cache_dir)
+    typer.echo(name)

@@ -1,14 +1,17 @@
 """A real OpenSearch for the integration tests, whatever the machine.
 
-`opensearch_url`, once a session: `OPENSEARCH_URL` when it is set (scripts/test sets it); else the
-official image through testcontainers when a Docker engine answers; else a local node from
-`indexer.node.start`, version `LAWINDEX_OPENSEARCH_VERSION` (default: the pinned 3.x) on port
-`LAWINDEX_TEST_PORT` (default 9250). When none can be had the tests fail, never skip: a suite that
-skips its integration tests passes in CI while proving nothing.
+`opensearch_url`, once a session: `OPENSEARCH_URL` when it is set (scripts/test sets it); else, where a
+Docker engine answers, a container started by testcontainers' own `OpenSearchContainer` — the image
+`LAWINDEX_TEST_IMAGE` names (CI: the `lawindex/opensearch` image it built), else the one `lawindex
+opensearch start` would pick (the official image when present or pullable, else the local one); else a
+local distribution node from `indexer.node.start`, version `LAWINDEX_OPENSEARCH_VERSION` (default: the
+pinned 3.x) on port `LAWINDEX_TEST_PORT` (default 9250). When none can be had the tests fail, never
+skip: a suite that skips its integration tests passes in CI while proving nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -82,9 +85,17 @@ def opensearch_url(request: pytest.FixtureRequest, opensearch_version: str) -> I
         yield url
         return
 
+    image = os.environ.get("LAWINDEX_TEST_IMAGE")
     if node.docker_available():
-        yield from _container(config, opensearch_version)
-        return
+        why = ""
+        if not image:
+            image, _, why = node.choose_image(opensearch_version)
+        if image:
+            yield from _container(config, image, opensearch_version)
+            return
+        _say(config, f"opensearch: a Docker engine answers but has no image: {why}; the distribution runs")
+    elif image:
+        _cannot(f"LAWINDEX_TEST_IMAGE={image} is set but no Docker engine answers")
 
     port = int(os.environ.get("LAWINDEX_TEST_PORT", DEFAULT_TEST_PORT))
     began = time.monotonic()
@@ -105,24 +116,39 @@ def opensearch_url(request: pytest.FixtureRequest, opensearch_version: str) -> I
             node.stop(port)
 
 
-def _container(config: pytest.Config, version: str) -> Iterator[str]:
-    try:
-        from testcontainers.community.opensearch import OpenSearchContainer  # type: ignore[import-not-found]
-    except ImportError:
-        from testcontainers.opensearch import OpenSearchContainer
+def _container(config: pytest.Config, image: str, version: str) -> Iterator[str]:
+    """testcontainers' own OpenSearchContainer on `image`, its port published on 127.0.0.1 only."""
+    # Ryuk, testcontainers' reaper, is an image of its own that cannot be pulled here; the container is
+    # stopped below instead (and .ci/run removes whatever is left when it stops the engine).
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    from testcontainers.community.opensearch import OpenSearchContainer
+    from testcontainers.core.config import ConnectionMode, testcontainers_config
 
+    # The port is published on 127.0.0.1 only; run inside a container (as CI is), testcontainers would
+    # otherwise knock at the Docker gateway's address. A start on a busy 2-core machine took 80-120 s:
+    # more than testcontainers' 120 tries of a second.
+    if not testcontainers_config.tc_host_override:
+        testcontainers_config.tc_host_override = "127.0.0.1"
+    if testcontainers_config.connection_mode_override is None:
+        testcontainers_config.connection_mode_override = ConnectionMode.docker_host
+    testcontainers_config.max_tries = max(testcontainers_config.max_tries, 600)
     began = time.monotonic()
-    container = OpenSearchContainer(f"{node.DOCKER_IMAGE}:{version}", security_enabled=False)
+    container = OpenSearchContainer(image, security_enabled=False)
+    container.ports["9200"] = ("127.0.0.1", None)
     container.with_env("OPENSEARCH_JAVA_OPTS", "-Xms512m -Xmx512m")
     container.with_env("cluster.routing.allocation.disk.threshold_enabled", "false")
     try:
         container.start()
     except Exception as error:  # testcontainers raises docker's own errors, of many kinds
-        _cannot(f"a Docker engine answers but the OpenSearch {version} container did not start: {error}")
+        with contextlib.suppress(Exception):
+            container.stop()
+        _cannot(f"a Docker engine answers but the container of {image} did not start: {error}")
     try:
-        settings = container.get_config()
-        url = f"http://{settings['host']}:{settings['port']}"
-        _say(config, f"opensearch: container {version} on {url} in {time.monotonic() - began:.1f} s")
+        url = f"http://127.0.0.1:{container.get_exposed_port(9200)}"
+        found = str(_root(url)["version"]["number"])
+        if found != version:
+            _cannot(f"{image} runs OpenSearch {found}, not {version}")
+        _say(config, f"opensearch: testcontainers {image} on {url}, green in {time.monotonic() - began:.1f} s")
         yield url
     finally:
         container.stop()

@@ -1,4 +1,5 @@
-"""The local node and the node under test: the pinned version, the analyzer's parts, death and rebirth, a taken port."""
+"""The local node and the node under test: the pinned version, the distribution's build and modules, the
+analyzer's parts, death and rebirth, a taken port, two starts at once."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ def test_node_reports_the_pinned_version(opensearch: OpenSearch, opensearch_vers
     assert reported in node.pinned_versions()
 
 
+def test_node_is_an_official_build_with_its_modules(opensearch: OpenSearch) -> None:
+    """The distribution (or an image of it), not a server jar on a classpath: build_type "zip" (the
+    distribution, lawindex's image) or "tar"/"docker" (official packages), and the modules lawindex needs."""
+    assert opensearch.info()["version"]["build_type"] in ("zip", "tar", "docker")
+    nodes = opensearch.nodes.info(metric="plugins")["nodes"]
+    loaded = {module["name"] for one in nodes.values() for module in one["modules"]}
+    assert {"analysis-common", "transport-netty4"} <= loaded
+
+
 def test_analyze_with_pattern_tokenizer_stop_list_and_pattern_replace(opensearch: OpenSearch) -> None:
     body = {
         "tokenizer": {"type": "pattern", "pattern": "[^A-Za-z0-9]+"},
@@ -51,9 +61,16 @@ def _kill(found: node.NodeStatus) -> None:
 
 
 def test_a_killed_node_is_dead_and_start_brings_up_a_fresh_one(opensearch_version: str) -> None:
-    first = node.start(version=opensearch_version, port=REBIRTH_PORT)
+    first = node.start(version=opensearch_version, port=REBIRTH_PORT, settings={"node.attr.lawindex_test": "rebirth"})
     try:
         assert first.state == "running"
+        client = OpenSearch(hosts=[first.url], timeout=30)
+        assert client.info()["version"]["build_type"] == "zip" or first.runs == "official image"
+        (one,) = client.nodes.info(metric="settings")["nodes"].values()
+        assert one["attributes"]["lawindex_test"] == "rebirth"  # --setting reached the node's own config
+        if first.runs == "distribution":
+            assert first.user == ("lawindex" if os.geteuid() == 0 else first.user)
+            assert first.pid is not None and Path(f"/proc/{first.pid}").stat().st_uid != 0
         _kill(first)
         deadline = time.monotonic() + 20
         while node.status(REBIRTH_PORT).state != "dead" and time.monotonic() < deadline:

@@ -1,14 +1,27 @@
-"""The pure parts of the local node: the pins, the cache directory, finding the right Java."""
+"""The parts of the local node that need no OpenSearch: the pins, the cache directory, finding the right
+Java, settings, the distribution's download and the modules lawindex adds, an unwritable cache."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import http.server
+import io
+import json
+import os
 import re
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from indexer import node
-from indexer.errors import NodeError
+from indexer import distribution, node
+from indexer.errors import BadInput, NodeError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,9 +47,12 @@ def test_pins_are_one_3x_default_and_one_2x() -> None:
 
 
 def test_compose_reads_the_same_pin_through_the_env_link() -> None:
-    """.env is what docker compose reads for ${OPENSEARCH_VERSION}; it must be the pins file itself."""
+    """.env is what docker compose reads for ${OPENSEARCH_IMAGE}; it must be the pins file itself, and its
+    image the official one of the default pin."""
     assert (REPO / ".env").resolve() == (REPO / "node" / "versions.env").resolve()
-    assert "${OPENSEARCH_VERSION" in (REPO / "docker-compose.yml").read_text()
+    assert "${OPENSEARCH_IMAGE" in (REPO / "docker-compose.yml").read_text()
+    pins = node.read_pins()
+    assert pins["OPENSEARCH_IMAGE"] == f"opensearchproject/opensearch:{pins['OPENSEARCH_VERSION']}"
 
 
 def test_read_pins_skips_comments_and_strips_quotes(tmp_path: Path) -> None:
@@ -60,7 +76,11 @@ def test_cache_dir_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     assert node.default_cache_dir() == tmp_path / "b" / "lawindex"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(node.os, "geteuid", lambda: 1000)
     assert node.default_cache_dir() == tmp_path / "home" / ".cache" / "lawindex"
+    # Root's home is mode 700: the node's unprivileged user could not reach a node under it.
+    monkeypatch.setattr(node.os, "geteuid", lambda: 0)
+    assert node.default_cache_dir() == Path("/var/cache/lawindex")
 
 
 @pytest.mark.parametrize(
@@ -73,7 +93,7 @@ def test_java_major_from_release_file(tmp_path: Path, text: str, major: int) -> 
 
 
 def test_java_ranges() -> None:
-    assert node.java_range("3.9.0") == (21, None)
+    assert node.java_range("3.8.0") == (21, None)
     assert node.java_range("2.19.6") == (11, 23)
 
 
@@ -96,10 +116,15 @@ def test_too_old_java_is_a_clear_error_naming_the_needed_version(tmp_path: Path)
     assert raised.value.hint is not None and "JAVA_HOME" in raised.value.hint
 
 
-def test_a_jre_without_javac_does_not_count(tmp_path: Path) -> None:
+def test_a_jre_is_enough_now_that_nothing_is_compiled(tmp_path: Path) -> None:
     jre = _jdk(tmp_path, "jre25", "25.0.3", javac=False)
-    with pytest.raises(NodeError, match="no JDK"):
-        node.find_java("3.9.0", [jre])
+    assert node.find_java("3.8.0", [jre]) == (jre, 25)
+
+
+def test_a_folder_that_is_no_java_does_not_count(tmp_path: Path) -> None:
+    (tmp_path / "empty" / "bin").mkdir(parents=True)
+    with pytest.raises(NodeError, match="no Java"):
+        node.find_java("3.8.0", [tmp_path / "empty"])
 
 
 def test_no_java_at_all_is_a_clear_error() -> None:
@@ -142,3 +167,196 @@ def test_status_of_a_recorded_pid_that_is_gone_is_dead(tmp_path: Path) -> None:
 def test_a_bad_heap_is_refused_before_anything_starts(tmp_path: Path, heap: str) -> None:
     with pytest.raises(NodeError, match="heap"):
         node.start(port=9259, heap=heap, cache_dir=tmp_path)
+
+
+# --- settings -------------------------------------------------------------------------------------
+
+
+def test_settings_are_key_value_pairs() -> None:
+    assert node.parse_settings(["thread_pool.write.queue_size=1", "node.attr.zone=a=b"]) == {
+        "thread_pool.write.queue_size": "1",
+        "node.attr.zone": "a=b",
+    }
+
+
+@pytest.mark.parametrize("pair", ["no_equals_sign", "=1", "nodots=1", "Bad.Key=1", "a b.c=1"])
+def test_a_malformed_setting_is_bad_input(pair: str) -> None:
+    with pytest.raises(BadInput, match="not a setting"):
+        node.parse_settings([pair])
+
+
+@pytest.mark.parametrize("key", ["http.port", "network.host", "path.data"])
+def test_a_setting_lawindex_decides_is_refused(key: str) -> None:
+    with pytest.raises(BadInput, match=f"{key} is set by lawindex"):
+        node.parse_settings([f"{key}=1"])
+
+
+def test_a_node_settings_listen_on_loopback_with_transport_beside_http(tmp_path: Path) -> None:
+    folder = node.NodeFolder(tmp_path / "9440", "3.8.0")
+    settings = node.node_settings(9440, {"transport.port": "9999", "node.attr.x": "y"}, folder)
+    assert settings["network.host"] == "127.0.0.1"
+    assert settings["http.port"] == "9440"
+    assert settings["transport.port"] == "9999"  # an explicit setting wins over HTTP port + 100
+    assert node.node_settings(9440, {}, folder)["transport.port"] == "9540"
+    assert settings["path.data"] == str(tmp_path / "9440" / "data" / "3.8.0")
+    assert settings["node.attr.x"] == "y"
+
+
+# --- the distribution: download, checksum, the module lawindex adds --------------------------------
+
+
+class _Repo(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A Maven repository served over HTTP on 127.0.0.1, as Maven Central serves files and their .sha1."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Repo, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("LAWINDEX_MAVEN_REPO", f"http://127.0.0.1:{server.server_address[1]}/")
+    try:
+        yield root
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _publish(repo: Path, path: str, data: bytes, sha1: str | None = None) -> None:
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    digest = sha1 or hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    target.with_name(target.name + ".sha1").write_text(digest + "\n")
+
+
+def _zip(version: str, modules: dict[str, str]) -> bytes:
+    """A distribution zip's shape: opensearch-V/bin/opensearch (executable) and module descriptors."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        script = zipfile.ZipInfo(f"opensearch-{version}/bin/opensearch")
+        script.external_attr = 0o755 << 16
+        archive.writestr(script, "#!/bin/sh\n")
+        archive.writestr(f"opensearch-{version}/config/opensearch.yml", "")
+        for name, java in modules.items():
+            archive.writestr(
+                f"opensearch-{version}/modules/{name}/plugin-descriptor.properties", f"java.version={java}\n"
+            )
+    return buffer.getvalue()
+
+
+def _jar(classname: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(classname.replace(".", "/") + ".class", b"\xca\xfe\xba\xbe")
+    return buffer.getvalue()
+
+
+def test_a_zip_without_analysis_common_gets_it_from_its_jar(maven: Path, tmp_path: Path) -> None:
+    _publish(maven, distribution.ZIP_PATH.format(v="2.19.9"), _zip("2.19.9", {"transport-netty4": "11"}))
+    jar = _jar("org.opensearch.analysis.common.CommonAnalysisPlugin")
+    _publish(maven, distribution.MODULE_JAR_PATH.format(name="analysis-common", v="2.19.9"), jar)
+    home = distribution.home("2.19.9", tmp_path / "cache")
+    assert os.access(home / "bin" / "opensearch", os.X_OK)
+    module = home / "modules" / "analysis-common"
+    assert (module / "analysis-common-2.19.9.jar").read_bytes() == jar
+    descriptor = dict(
+        line.split("=", 1)
+        for line in (module / "plugin-descriptor.properties").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    assert descriptor == {
+        "description": "Adds built-in analyzers and filters (added by lawindex)",
+        "version": "2.19.9",
+        "name": "analysis-common",
+        "classname": "org.opensearch.analysis.common.CommonAnalysisPlugin",
+        "java.version": "11",
+        "opensearch.version": "2.19.9",
+        "extended.plugins": "",
+        "has.native.controller": "false",
+    }
+    assert distribution.modules_added(home) == ["analysis-common"]
+
+
+def test_a_zip_with_every_module_is_left_as_it_came(maven: Path, tmp_path: Path) -> None:
+    _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), _zip("3.8.9", {"analysis-common": "21"}))
+    home = distribution.home("3.8.9", tmp_path / "cache")
+    assert distribution.modules_added(home) == []
+    assert (home / "modules" / "analysis-common" / "plugin-descriptor.properties").read_text() == "java.version=21\n"
+
+
+def test_a_download_that_does_not_match_its_sha1_is_refused(maven: Path, tmp_path: Path) -> None:
+    _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), _zip("3.8.9", {}), sha1="0" * 40)
+    with pytest.raises(NodeError, match=r"SHA-1 .* is not the published 0000"):
+        distribution.home("3.8.9", tmp_path / "cache")
+    assert not (tmp_path / "cache" / "dist" / "opensearch-3.8.9.zip").exists()
+
+
+def test_a_version_without_a_zip_says_so(maven: Path, tmp_path: Path) -> None:
+    with pytest.raises(NodeError, match=r"OpenSearch 3\.9\.0 has no distribution zip on Maven Central"):
+        distribution.home("3.9.0", tmp_path / "cache")
+
+
+# --- the cache directory and the node's user --------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["start", "stop"])
+def test_an_unwritable_cache_is_one_line_not_a_traceback(tmp_path: Path, command: str) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = subprocess.run(
+        [sys.executable, "-c", "from indexer.cli import main; main()", "opensearch", command, "--port", "9459",
+         "--cache-dir", str(blocker / "cache")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 6, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[-2].startswith(f"error: the cache directory {blocker / 'cache'} cannot be written: Not a directory")
+    assert lines[-1].startswith("hint: ")
+    assert "Traceback" not in done.stderr
+
+
+def test_a_node_folder_the_service_user_cannot_reach_is_a_clear_error() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root runs nodes as another user")  # CI runs as root: this runs there
+    # Not under pytest's tmp_path: /tmp/pytest-of-root is itself private.
+    with tempfile.TemporaryDirectory(prefix="lawindex-reach.") as scratch:
+        base = Path(scratch)
+        base.chmod(0o755)
+        private = base / "private"
+        private.mkdir(mode=0o700)
+        folder = node.NodeFolder(private / "nodes" / "9459", "3.8.0")
+        for directory in (folder.home / "bin", folder.data, folder.logs):
+            directory.mkdir(parents=True, mode=0o755)
+        (folder.home / "bin" / "opensearch").write_text("#!/bin/sh\n")
+        (folder.home / "bin" / "opensearch").chmod(0o755)
+        user = node.run_as(base)
+        assert user.name == "lawindex" and user.uid != 0
+        for directory in (folder.root, folder.data, folder.logs):
+            os.chown(directory, user.uid, user.gid)
+        with pytest.raises(NodeError, match=r"user lawindex, who runs the node .* cannot reach") as raised:
+            node._reachable(folder, user)
+        assert raised.value.hint is not None and "/var/cache/lawindex" in raised.value.hint
+        private.chmod(0o755)
+        node._reachable(folder, user)  # once the folder above is open, the same check passes
+
+
+def test_logs_are_the_node_log_else_what_the_jvm_printed(tmp_path: Path) -> None:
+    logs = tmp_path / "nodes" / "9459" / "logs"
+    logs.mkdir(parents=True)
+    (tmp_path / "nodes" / "9459" / "node.json").write_text(
+        json.dumps({"version": "3.8.0", "port": 9459, "pid": None, "log": str(logs / "lawindex-9459.log")})
+    )
+    (logs / "stdout.log").write_text("Error: Could not create the Java Virtual Machine.\n")
+    assert node.logs(9459, 5, tmp_path) == "Error: Could not create the Java Virtual Machine."
+    (logs / "lawindex-9459.log").write_text("one\ntwo\nthree\n")
+    assert node.logs(9459, 2, tmp_path) == "two\nthree"
+
+
+def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
+    with pytest.raises(NodeError, match="lawindex has started no OpenSearch on port 9459"):
+        node.logs(9459, 5, tmp_path)

@@ -1,0 +1,74 @@
+"""The few Docker engine calls lawindex makes, through the `docker` command (DOCKER_HOST honoured).
+
+The docker CLI negotiates the API version with the engine: a Docker 28 CLI drives Debian's 20.10
+engine (API 1.41) as is, so nothing here pins an API version.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+PULL_TIMEOUT_S = 900.0
+
+
+def docker_available() -> bool:
+    """Whether a Docker engine answers (`docker info` succeeds), not merely whether the CLI exists."""
+    return engine_problem() is None
+
+
+def engine_problem() -> str | None:
+    """Why no Docker engine can be used (None when one answers)."""
+    if shutil.which("docker") is None:
+        return "the docker command is not installed"
+    try:
+        done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=15, check=False)
+    except subprocess.TimeoutExpired:
+        return "docker info did not answer within 15 s"
+    except OSError as error:
+        return f"docker info could not run: {error}"
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        return lines[-1].strip() if lines else f"docker info exited {done.returncode}"
+    return None
+
+
+def image_present(name: str) -> bool:
+    """Whether the engine holds the image `name` (repository:tag) locally."""
+    done = subprocess.run(["docker", "image", "inspect", name], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def image_label(name: str, label: str) -> str | None:
+    """A label of a local image, or None when the image or the label is absent."""
+    done = subprocess.run(
+        ["docker", "image", "inspect", "-f", f'{{{{index .Config.Labels "{label}"}}}}', name],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    value = done.stdout.strip()
+    return value if done.returncode == 0 and value and value != "<no value>" else None
+
+
+def pull(name: str, timeout: float = PULL_TIMEOUT_S) -> str | None:
+    """Pull `name`; None when it came, else why not (one line)."""
+    try:
+        done = subprocess.run(["docker", "pull", "-q", name], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"docker pull did not finish within {timeout:.0f} s"
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else f"docker pull exited {done.returncode}"
+
+
+def running(container: str) -> bool:
+    """Whether the container exists and runs."""
+    done = subprocess.run(
+        ["docker", "inspect", "-f", "{{.State.Running}}", container], capture_output=True, text=True, check=False
+    )
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def remove(container: str) -> None:
+    """Remove the container (stopping it first), if there is one."""
+    subprocess.run(["docker", "rm", "-f", "-v", container], capture_output=True, check=False)
