@@ -29,6 +29,7 @@ CANNOT_RUN = {
     "lawindex opensearch status": "shows the node on port 9200, which the tests never use",
     "lawindex opensearch logs": "the log of the node on port 9200",
     "lawindex opensearch stop": "would stop the node on port 9200",
+    "lawindex serve": "serves until stopped; tests/integration/test_serve.py starts it and checks every endpoint",
 }
 
 # What a test needs: ask and get run on the reference engine too; everything else needs a cluster.
