@@ -84,6 +84,7 @@ class WriteBlocked(ClusterBlocked, LoadFailed):
 
     exit_code = 5
 
+
 # Finer kinds, for the service's status codes (`lawindex serve`): each is its parent to the CLI, with the
 # parent's exit code, so a caller that catches the parent catches them too.
 
