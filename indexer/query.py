@@ -22,9 +22,10 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from indexer import lifecycle
 from indexer.answers import RETRIEVED_LAWS, Answer, Hit
 from indexer.corpus import Law, state_code
-from indexer.errors import BadInput, ClusterRefused
+from indexer.errors import BadInput, ClusterRefused, DamagedIndex, NotOurs
 from indexer.opensearch import Connection, alias_of, talking
 from indexer.reference import K1, exact_term_score
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
@@ -132,15 +133,61 @@ class OpenSearchEngine:
             return self._fresh_statistics(state)
 
     def _fresh_statistics(self, state: str) -> IndexStatistics:
-        from opensearchpy import NotFoundError
+        """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
+        open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
+        than served, since altered statistics would alter every score without a word."""
+        from opensearchpy import NotFoundError, TransportError
 
+        alias = alias_of(state, self.connection.namespace)
         try:
-            found = self.client.get(
-                index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source_includes=["statistics"]
-            )
-        except NotFoundError:
+            found = self.client.get(index=alias, id=STATISTICS_ID)
+        except NotFoundError as error:
+            info = error.info if isinstance(error.info, dict) else {}
+            if info.get("found") is False and info.get("_index"):  # the index is there, its statistics are not
+                raise self._refusal(state, str(info["_index"]), "its statistics document is missing") from None
             raise _no_index(state, self.connection.namespace) from None
-        return self._remember(state, found["_index"], found["_source"]["statistics"])
+        except TransportError as error:
+            if error.status_code == 400:
+                raise self._refusal_of(state, error) from None
+            raise
+        index = str(found["_index"])
+        problem = lifecycle.seal_problem(found.get("_source"), index, state, self.connection.namespace)
+        if problem is not None:
+            raise self._refusal(state, index, problem)
+        try:
+            return self._remember(state, index, found["_source"]["statistics"])
+        except (KeyError, TypeError, ValueError):
+            raise self._refusal(state, index, f"the statistics of {index} are malformed") from None
+
+    def _refusal_of(self, state: str, error: Exception) -> ClusterRefused:
+        """Why a single-document read through the alias was refused (400): the alias points at several
+        indices, or at a closed one."""
+        alias = alias_of(state, self.connection.namespace)
+        names = sorted(self.client.indices.get_alias(name=alias))
+        if len(names) > 1:
+            return self._refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
+        index = names[0] if names else alias
+        if "index_closed" in str(getattr(error, "error", "")) + str(getattr(error, "info", "")):
+            return self._refusal(state, index, f"the index {index} behind {alias} is closed")
+        return self._refusal(state, index, f"{index} refused to give its statistics ({getattr(error, 'error', '')})")
+
+    def _refusal(self, state: str, indices: str | list[str], problem: str) -> ClusterRefused:
+        """NotOurs when an index behind the alias is not lawindex's own of this state, else DamagedIndex."""
+        namespace = self.connection.namespace
+        alias = alias_of(state, namespace)
+        for index in [indices] if isinstance(indices, str) else indices:
+            foreign = lifecycle.not_ours(lifecycle.meta_of(self.client, index), index, state, namespace)
+            if foreign is not None:
+                return NotOurs(
+                    f"{state} is not served: the alias {alias} points at {index}, which lawindex did not make for "
+                    f"{state} ({foreign})",
+                    hint=lifecycle.foreign_hint(alias),
+                )
+        return DamagedIndex(
+            f"{state} is not served: {problem}",
+            hint=f"`lawindex load DIR --state {state}` rebuilds it"
+            + ("" if isinstance(indices, str) else " and moves the alias off them all"),
+        )
 
     def _remember(self, state: str, index: str, body: dict[str, Any]) -> IndexStatistics:
         with self._lock:
