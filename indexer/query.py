@@ -144,7 +144,8 @@ class OpenSearchEngine:
         except NotFoundError as error:
             info = error.info if isinstance(error.info, dict) else {}
             if info.get("found") is False and info.get("_index"):  # the index is there, its statistics are not
-                raise self._refusal(state, str(info["_index"]), "its statistics document is missing") from None
+                index = str(info["_index"])
+                raise self._refusal(state, index, f"the statistics document of {index} is missing") from None
             raise _no_index(state, self.connection.namespace) from None
         except TransportError as error:
             if error.status_code == 400:
