@@ -233,6 +233,37 @@ def stopping_on_signals() -> Iterator[Stop]:
             signal.signal(number, handler)
 
 
+def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
+    """The namespace's lock index, made by lawindex (created here when missing); a namesake lawindex did not
+    make is LoadFailed: lawindex writes nothing into it."""
+    from opensearchpy import NotFoundError, RequestError
+
+    index = locks_index(namespace)
+    try:
+        meta = meta_of(client, index)
+    except NotFoundError:
+        body = {
+            "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
+            "mappings": {
+                "dynamic": False,
+                "_meta": {"lawindex": {"owner": OWNER, "namespace": namespace, "kind": "locks"}},
+            },
+        }
+        try:
+            client.indices.create(index=index, body=body)
+            return
+        except RequestError as error:
+            if error.error != "resource_already_exists_exception":
+                raise
+        meta = meta_of(client, index)
+    if meta.get("owner") != OWNER or meta.get("kind") != "locks" or meta.get("namespace") != namespace:
+        raise LoadFailed(
+            f"{index} is not lawindex's lock index: lawindex did not make it, and will not write to it",
+            hint=f"lawindex keeps its loads' locks in {index}; remove or rename that index, or give "
+            "lawindex another LAWINDEX_NAMESPACE",
+        )
+
+
 class StateLock:
     """The lock of one state's loads, in the cluster: acquire, renew, confirm, release."""
 
@@ -245,8 +276,10 @@ class StateLock:
         wait: float = WAIT,
         lease: float = LEASE,
         stop: Stop | None = None,
+        ensured: bool = False,
     ) -> None:
         self.client = client
+        self.ensured = ensured  # the lock index is known to be lawindex's (load() checks it once for all states)
         self.state = state
         self.index = locks_index(namespace)
         self.namespace = namespace
@@ -283,39 +316,12 @@ class StateLock:
             "lease_until": now + self.lease,
         }
 
-    def _ensure_index(self) -> None:
-        """The lock index, made by lawindex (created here when missing); a namesake of another's is refused."""
-        from opensearchpy import NotFoundError, RequestError
-
-        try:
-            meta = meta_of(self.client, self.index)
-        except NotFoundError:
-            body = {
-                "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
-                "mappings": {
-                    "dynamic": False,
-                    "_meta": {"lawindex": {"owner": OWNER, "namespace": self.namespace, "kind": "locks"}},
-                },
-            }
-            try:
-                self.client.indices.create(index=self.index, body=body)
-                return
-            except RequestError as error:
-                if error.error != "resource_already_exists_exception":
-                    raise
-            meta = meta_of(self.client, self.index)
-        if meta.get("owner") != OWNER or meta.get("kind") != "locks" or meta.get("namespace") != self.namespace:
-            raise LoadFailed(
-                f"{self.index} is not lawindex's lock index: lawindex did not make it, and will not write to it",
-                hint=f"lawindex keeps its loads' locks in {self.index}; remove or rename that index, or give "
-                "lawindex another LAWINDEX_NAMESPACE",
-            )
-
     def acquire(self) -> None:
         """Take the lock, waiting up to `wait` seconds for a holder to finish; LoadBusy when it does not."""
         from opensearchpy import ConflictError, NotFoundError
 
-        self._ensure_index()
+        if not self.ensured:
+            ensure_locks_index(self.client, self.namespace)
         deadline = time.monotonic() + self.wait
         pause = 0.1
         while True:

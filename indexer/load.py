@@ -240,6 +240,7 @@ def load_state(
     initial_backoff: float = 0.5,
     wait: float = lifecycle.WAIT,
     stop: lifecycle.Stop | None = None,
+    locks_ensured: bool = False,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
@@ -256,7 +257,7 @@ def load_state(
         current, intact = _current(client, corpus, namespace)
         return done("would be unchanged" if intact else "would index", current[0] if intact else None)
     stop = stop or lifecycle.Stop()
-    with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop) as lock:
+    with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured) as lock:
         # Read under the lock: what the alias points to cannot move until we let go.
         current, intact = _current(client, corpus, namespace)
         remove_orphans(client, corpus.state, current, namespace)
@@ -429,11 +430,20 @@ def load(
     def one(corpus: Corpus) -> StateLoad:
         stop.check(corpus.state)  # no state starts after a stop
         return load_state(
-            client, corpus, dry_run=dry_run, progress=progress, namespace=connection.namespace, wait=wait, stop=stop
+            client,
+            corpus,
+            dry_run=dry_run,
+            progress=progress,
+            namespace=connection.namespace,
+            wait=wait,
+            stop=stop,
+            locks_ensured=True,
         )
 
     with talking(connection):
         client.info()
+        if not dry_run:
+            lifecycle.ensure_locks_index(client, connection.namespace)
         if workers <= 1 or len(corpora) <= 1:
             results: list[StateLoad] = []
             for corpus in corpora:

@@ -21,7 +21,7 @@ from opensearchpy import OpenSearch
 from indexer import synthetic
 from indexer.corpus import Corpus, read_corpus
 from indexer.errors import LoadBusy, LoadFailed
-from indexer.lifecycle import StateLock, locks_index
+from indexer.lifecycle import StateLock, ensure_locks_index, locks_index
 from indexer.load import StateLoad, load, load_state
 from indexer.opensearch import Connection, alias_of, index_prefix
 from tests.integration.support import LAWINDEX, fresh_connection, lawindex, run_threads
@@ -165,7 +165,7 @@ def test_a_waiting_load_goes_on_once_the_holder_lets_go(connection: Connection, 
 
 
 def _stale_lock(client: OpenSearch, connection: Connection, holder: dict[str, object], lease_until: float) -> None:
-    StateLock(client, STATE, connection.namespace)._ensure_index()
+    ensure_locks_index(client, connection.namespace)
     client.index(
         index=locks_index(connection.namespace),
         id=STATE,
