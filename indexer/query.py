@@ -132,6 +132,27 @@ class OpenSearchEngine:
         with talking(self.connection):
             return self._fresh_statistics(state)
 
+    def verified(self, state: str) -> IndexStatistics:
+        """The statistics of the index behind `state`'s alias now, verified once per concrete index: what
+        `family` and `get` check before they read, so that they too serve only lawindex's own whole index of
+        the state (a cheap read of which index that is, then the statistics only when it is new)."""
+        from opensearchpy import ConnectionError, TransportError
+
+        state = state_code(state)
+        with talking(self.connection):
+            try:
+                found = self.client.get(
+                    index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False
+                )
+                known = self._statistics.get(str(found["_index"]))
+                if known is not None:
+                    return known
+            except ConnectionError:
+                raise
+            except TransportError:
+                pass  # missing, closed, several indices: the full read below says which
+            return self._fresh_statistics(state)
+
     def _fresh_statistics(self, state: str) -> IndexStatistics:
         """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
         open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
@@ -292,6 +313,7 @@ class OpenSearchEngine:
     def family(self, state: str, key: str) -> list[Law]:
         """The process rows of one family, in corpus order (a page row is reached by its family, not by words)."""
         state = state_code(state)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/lifecycle.py)
         body = {
             "size": 1000,
             "sort": [{"order": "asc"}],
@@ -310,6 +332,7 @@ class OpenSearchEngine:
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
         state = state_code(state)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/lifecycle.py)
         from opensearchpy import NotFoundError
 
         with talking(self.connection):

@@ -132,6 +132,10 @@ def test_damage_is_refused_by_ask_and_repaired_by_load(connection: Connection, f
     assert said in error and index in error
     (hint,) = [line for line in err.splitlines() if line.startswith("hint:")]
     assert "lawindex load" in hint
+    for asked in (["ask", "TX", "--family", "any"], ["get", "TX", "TX-S01"]):
+        code, out, err = lawindex(*asked, env=env)
+        assert code == 4 and out == "", err
+        assert said in err
 
     code, out, err = lawindex("load", str(folder), "--state", "TX", "--json", env=env)
     assert code == 0, err

@@ -96,6 +96,12 @@ def test_an_alias_on_another_states_index_is_refused_and_neither_state_is_touche
     code, out, err = run(connection, "ask", "TX", "fire hydrant")
     assert code == 4, err
     assert out == "" and md.index in err and "MD's laws, not TX's" in err
+    # Nor by family, nor by id: MD's rows are never shown as TX's.
+    md_law = read_corpora(folder, ["MD"])[0].laws[0]
+    for asked in (["ask", "TX", "--family", "permit-holding-period"], ["get", "TX", md_law.id]):
+        code, out, err = run(connection, *asked)
+        assert code == 4 and out == "", err
+        assert "MD's laws, not TX's" in err
 
     code, _, err = run(connection, "load", str(folder), "--state", "TX")
     assert code == 5, err
