@@ -30,11 +30,12 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from indexer.errors import LoadBusy, LoadFailed, LoadInterrupted
 from indexer.opensearch import index_prefix, namespace_of
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
 OWNER = "lawindex"
+T = TypeVar("T")
 
 # --- ownership --------------------------------------------------------------------------------------
 
@@ -264,6 +266,24 @@ def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
         )
 
 
+def _busy_retried(write: Callable[[], T], attempts: int = 40) -> T:
+    """`write()`, sent again while the cluster answers 429 (its write queue full): a lock document goes
+    through the same write queue as the bulk requests of every load under way, and a busy cluster must
+    delay a lock, not fail the load (a write queue of one, tests/integration/test_faults.py, did)."""
+    from opensearchpy import TransportError
+
+    pause = 0.05
+    for _ in range(attempts - 1):
+        try:
+            return write()
+        except TransportError as error:
+            if error.status_code != 429:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    return write()
+
+
 class StateLock:
     """The lock of one state's loads, in the cluster: acquire, renew, confirm, release."""
 
@@ -328,7 +348,7 @@ class StateLock:
             if self.stop is not None:
                 self.stop.check(self.state)
             try:
-                made = self.client.create(index=self.index, id=self.state, body=self._document())
+                made = _busy_retried(lambda: self.client.create(index=self.index, id=self.state, body=self._document()))
                 self._held(made)
                 return
             except ConflictError:
@@ -339,12 +359,15 @@ class StateLock:
                 continue  # released in between: try again at once
             if self._stale(found):
                 try:
-                    made = self.client.index(
-                        index=self.index,
-                        id=self.state,
-                        body=self._document(),
-                        if_seq_no=found["_seq_no"],
-                        if_primary_term=found["_primary_term"],
+                    made = _busy_retried(
+                        partial(
+                            self.client.index,
+                            index=self.index,
+                            id=self.state,
+                            body=self._document(),
+                            if_seq_no=found["_seq_no"],
+                            if_primary_term=found["_primary_term"],
+                        )
                     )
                     self._held(made)
                     return
@@ -407,12 +430,14 @@ class StateLock:
                 return False
             seq_no, primary_term = self._version
             try:
-                made = self.client.index(
-                    index=self.index,
-                    id=self.state,
-                    body=self._document(self._acquired_at),
-                    if_seq_no=seq_no,
-                    if_primary_term=primary_term,
+                made = _busy_retried(
+                    lambda: self.client.index(
+                        index=self.index,
+                        id=self.state,
+                        body=self._document(self._acquired_at),
+                        if_seq_no=seq_no,
+                        if_primary_term=primary_term,
+                    )
                 )
             except (ConflictError, NotFoundError):
                 self._lost = True
@@ -452,7 +477,11 @@ class StateLock:
             seq_no, primary_term = self._version
             self._version = None
             with contextlib.suppress(ConflictError, NotFoundError, Exception):
-                self.client.delete(index=self.index, id=self.state, if_seq_no=seq_no, if_primary_term=primary_term)
+                _busy_retried(
+                    lambda: self.client.delete(
+                        index=self.index, id=self.state, if_seq_no=seq_no, if_primary_term=primary_term
+                    )
+                )
 
 
 def _who(source: Any) -> str:
