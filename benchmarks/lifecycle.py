@@ -92,18 +92,32 @@ def side(root: Path, url: str) -> dict[str, float]:
     return times
 
 
-def ask_command(root: Path, url: str, namespace: str, runs: int) -> float:
-    """Median seconds of `lawindex ask TX ...` as a new process, on a state loaded by this side."""
-    env = {**os.environ, "OPENSEARCH_URL": url, "LAWINDEX_NAMESPACE": namespace}
-    load = [sys.executable, "-c", COMMAND, str(root), "load", str(ROOT / "corpora"), "--state", "TX"]
-    subprocess.run(load, env=env, capture_output=True, check=True)
-    seconds = []
-    for _ in range(runs):
-        began = time.perf_counter()
-        ask = [sys.executable, "-c", COMMAND, str(root), "ask", "TX", "how far from a fire hydrant can i park"]
-        subprocess.run(ask, env=env, capture_output=True, check=True)
-        seconds.append(time.perf_counter() - began)
-    return statistics.median(seconds)
+def ask_commands(sides: dict[str, Path], url: str, runs: int) -> dict[str, float]:
+    """Median seconds of `lawindex ask TX ...` as a new process, per side, on a state each side loaded in
+    a namespace of its own; the sides alternate, run by run."""
+    from opensearchpy import OpenSearch
+
+    namespaces = {name: f"lawindex_bench{uuid.uuid4().hex[:8]}" for name in sides}
+    seconds: dict[str, list[float]] = {name: [] for name in sides}
+    try:
+        for name, root in sides.items():
+            env = {**os.environ, "OPENSEARCH_URL": url, "LAWINDEX_NAMESPACE": namespaces[name]}
+            load = [sys.executable, "-c", COMMAND, str(root), "load", str(ROOT / "corpora"), "--state", "TX"]
+            subprocess.run(load, env=env, capture_output=True, check=True)
+        for run in range(runs):
+            order = list(sides.items())
+            for name, root in order if run % 2 == 0 else reversed(order):
+                env = {**os.environ, "OPENSEARCH_URL": url, "LAWINDEX_NAMESPACE": namespaces[name]}
+                ask = [sys.executable, "-c", COMMAND, str(root), "ask", "TX", "how far from a fire hydrant can i park"]
+                began = time.perf_counter()
+                subprocess.run(ask, env=env, capture_output=True, check=True)
+                seconds[name].append(time.perf_counter() - began)
+    finally:
+        for namespace in namespaces.values():
+            OpenSearch(hosts=[url]).indices.delete(
+                index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True
+            )
+    return {name: statistics.median(values) for name, values in seconds.items()}
 
 
 def main() -> None:
@@ -127,17 +141,7 @@ def main() -> None:
             order = list(sides.items())
             for name, root in order if round_number % 2 == 0 else reversed(order):
                 runs[name].append(side(root, args.url))
-        commands: dict[str, float] = {}
-        for name, root in sides.items():
-            namespace = f"lawindex_bench{uuid.uuid4().hex[:8]}"
-            try:
-                commands[name] = ask_command(root, args.url, namespace, args.rounds)
-            finally:
-                from opensearchpy import OpenSearch
-
-                OpenSearch(hosts=[args.url]).indices.delete(
-                    index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True
-                )
+        commands = ask_commands(sides, args.url, 3 * args.rounds)
     print(f"baseline {ref[:12]}, {args.rounds} rounds, medians; 7 sample states, {args.url}")
     print(f"{'':22}{'baseline':>12}{'this':>12}{'ratio':>8}")
     for key in runs["this"][0]:

@@ -186,6 +186,15 @@ def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> b
     return lifecycle.sealed_fingerprint(source) == fingerprint(corpus)
 
 
+def _generations(client: OpenSearch, state: str, namespace: str) -> list[str]:
+    """Every index named as one of the state's generations, open or closed, sorted (names only)."""
+    found = client.indices.get_alias(
+        index=index_prefix(state, namespace) + "*", allow_no_indices=True, expand_wildcards="open,closed"
+    )
+    pattern = lifecycle.generation_pattern(state, namespace)
+    return sorted(name for name in found if pattern.fullmatch(name))
+
+
 def remove_orphans(
     client: OpenSearch, state: str, keep: Collection[str] | str | None, namespace: str = DEFAULT_NAMESPACE
 ) -> list[str]:
@@ -253,9 +262,14 @@ def load_state(
             corpus.state, len(corpus.laws), ranked_laws, process, outcome, time.perf_counter() - began, index
         )
 
+    # Read first, without the lock: an index that is whole and built from this very corpus, with nothing
+    # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
+    # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
+    current, intact = _current(client, corpus, namespace)
     if dry_run:
-        current, intact = _current(client, corpus, namespace)
         return done("would be unchanged" if intact else "would index", current[0] if intact else None)
+    if intact and _generations(client, corpus.state, namespace) == current:
+        return done("unchanged", current[0])
     stop = stop or lifecycle.Stop()
     with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured) as lock:
         # Read under the lock: what the alias points to cannot move until we let go.
