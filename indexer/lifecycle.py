@@ -338,10 +338,23 @@ class StateLock:
 
     def acquire(self) -> None:
         """Take the lock, waiting up to `wait` seconds for a holder to finish; LoadBusy when it does not."""
-        from opensearchpy import ConflictError, NotFoundError
-
         if not self.ensured:
             ensure_locks_index(self.client, self.namespace)
+        # The token counts as live in this process before its document is written: another thread of this
+        # process that reads the document before _held() runs must not take it for a leftover. (It did:
+        # of six threads taking one stale lock, two won now and then.)
+        with _HELD_GUARD:
+            _HELD.add(self.token)
+        try:
+            self._acquire()
+        except BaseException:
+            with _HELD_GUARD:
+                _HELD.discard(self.token)
+            raise
+
+    def _acquire(self) -> None:
+        from opensearchpy import ConflictError, NotFoundError
+
         deadline = time.monotonic() + self.wait
         pause = 0.1
         while True:
@@ -388,8 +401,6 @@ class StateLock:
     def _held(self, made: Mapping[str, Any]) -> None:
         self._version = (int(made["_seq_no"]), int(made["_primary_term"]))
         self._acquired_at = datetime.now(UTC).isoformat(timespec="seconds")
-        with _HELD_GUARD:
-            _HELD.add(self.token)
         self._done.clear()
         self._renewer = threading.Thread(
             target=self._renew_until_done, name=f"lawindex-lease-{self.state}", daemon=True
