@@ -220,3 +220,30 @@ def test_a_lock_index_that_is_not_ours_is_refused(connection: Connection, folder
     assert f"{locks} is not lawindex's lock index" in err
     assert client.count(index=locks)["count"] == 3
     assert every_index(client, connection) == []
+
+
+def test_a_copy_of_a_lawindex_index_is_not_served_as_the_state(connection: Connection, folder: Path) -> None:
+    # A clone keeps the mapping's _meta and every document, the statistics included: only the name it
+    # carries tells it from the index lawindex made.
+    client = connection.client()
+    (tx,) = load(connection, read_corpora(folder, ["TX"]))
+    assert tx.index is not None
+    copy = index_prefix("TX", connection.namespace) + "6" * 20
+    client.indices.put_settings(index=tx.index, body={"index.blocks.write": True})
+    client.indices.clone(
+        index=tx.index, target=copy, body={"settings": {"index.blocks.write": None, "index.number_of_replicas": 0}}
+    )
+    client.indices.put_settings(index=tx.index, body={"index.blocks.write": None})
+    client.cluster.health(index=copy, wait_for_status="green", request_timeout=60)
+    alias = alias_of("TX", connection.namespace)
+    client.indices.update_aliases(
+        body={"actions": [{"remove": {"index": tx.index, "alias": alias}}, {"add": {"index": copy, "alias": alias}}]}
+    )
+
+    code, out, err = run(connection, "ask", "TX", "fire hydrant")
+    assert code == 4 and out == "", err
+    assert f"{copy} is a copy of {tx.index}" in err
+    code, _, err = run(connection, "load", str(folder), "--state", "TX")
+    assert code == 5, err
+    assert every_index(client, connection) == sorted([tx.index, copy])
+    assert client.count(index=copy)["count"] == tx.laws + 1
