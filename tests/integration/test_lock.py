@@ -95,6 +95,42 @@ def test_two_loads_of_one_state_at_once_in_threads(connection: Connection, corpo
     assert index == results[last].index
 
 
+def test_a_no_op_load_beside_a_swapping_load_deletes_nothing_it_swapped_in(
+    connection: Connection, corpora: tuple[Corpus, Corpus]
+) -> None:
+    # The no-op load starts while the index it found is whole and current; the other load swaps in a new
+    # one meanwhile. Before the lock, the no-op load then took the new index for an orphan and deleted it.
+    a, b = corpora
+    client = connection.client()
+    for round_number in range(3):
+        start, change = (a, b) if round_number % 2 == 0 else (b, a)
+        load(connection, [start])
+        finished: list[tuple[str, StateLoad]] = []
+        errors: list[BaseException] = []
+
+        def loader(
+            name: str, corpus: Corpus, finished: list[tuple[str, StateLoad]], errors: list[BaseException]
+        ) -> None:
+            try:
+                (result,) = load(Connection.from_env(connection.url, namespace=connection.namespace), [corpus])
+                finished.append((name, result))
+            except BaseException as error:  # the test fails below, with the error
+                errors.append(error)
+
+        run_threads(
+            [
+                threading.Thread(target=loader, args=("change", change, finished, errors)),
+                threading.Thread(target=loader, args=("no-op", start, finished, errors)),
+            ]
+        )
+        assert not errors, errors
+        results = dict(finished)
+        (served,) = client.indices.get_alias(name=alias_of(STATE, connection.namespace))
+        # Whichever load swapped last decides; the index it reported is the one served, whole.
+        assert served in (results["change"].index, results["no-op"].index)
+        assert_whole(client, connection, change if served == results["change"].index else start)
+
+
 def test_two_load_processes_of_one_state_at_once(
     connection: Connection, corpora: tuple[Corpus, Corpus], tmp_path: Path
 ) -> None:
