@@ -9,7 +9,9 @@ in a namespace of its own; each process, on the seven sample states:
 
 - load: `indexer.load.load` of every state into an empty namespace (new indices, bulk, swap);
 - unchanged: the same load again (nothing to write: the baseline compares a fingerprint, this checkout
-  also takes the lock, counts and verifies the statistics);
+  also counts and verifies the statistics);
+- reload: every state changed (its last law dropped), then back: a new index per state, swapped in,
+  the old one deleted (this checkout: under the state's lock, in a lock index that now exists);
 - cold ask: a question with a new engine each time (the statistics fetched, and here verified, first);
 - warm ask: every law's own question through one engine (statistics cached: what `serve` does).
 
@@ -50,6 +52,9 @@ times = {}
 try:
     began = time.perf_counter(); load(connection, corpora); times["load"] = time.perf_counter() - began
     began = time.perf_counter(); load(connection, corpora); times["unchanged"] = time.perf_counter() - began
+    changed = read_corpora(Path(sys.argv[5]))
+    began = time.perf_counter(); load(connection, changed); times["reload"] = time.perf_counter() - began
+    began = time.perf_counter(); load(connection, corpora); times["reload back"] = time.perf_counter() - began
     cold = questions[::10]
     began = time.perf_counter()
     for state, question in cold:
@@ -80,10 +85,10 @@ def baseline_tree(ref: str, into: Path) -> Path:
     return into
 
 
-def side(root: Path, url: str) -> dict[str, float]:
+def side(root: Path, url: str, changed: Path) -> dict[str, float]:
     namespace = f"lawindex_bench{uuid.uuid4().hex[:8]}"
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(root), url, namespace, str(ROOT / "corpora")],
+        [sys.executable, "-c", DRIVER, str(root), url, namespace, str(ROOT / "corpora"), str(changed)],
         capture_output=True,
         text=True,
         check=True,
@@ -133,14 +138,18 @@ def main() -> None:
         ).stdout.strip()
     )
     with tempfile.TemporaryDirectory() as tmp:
-        sides = {"baseline": baseline_tree(ref, Path(tmp)), "this": ROOT}
+        sides = {"baseline": baseline_tree(ref, Path(tmp) / "baseline"), "this": ROOT}
+        changed = Path(tmp) / "changed"
+        changed.mkdir()
+        for path in sorted((ROOT / "corpora").glob("*.jsonl")):
+            (changed / path.name).write_text("".join(path.read_text(encoding="utf-8").splitlines(True)[:-1]))
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
         for round_number in range(args.rounds):
             # Each side goes first in every other round: the node's caches and the machine's other work
             # fall on both alike.
             order = list(sides.items())
             for name, root in order if round_number % 2 == 0 else reversed(order):
-                runs[name].append(side(root, args.url))
+                runs[name].append(side(root, args.url, changed))
         commands = ask_commands(sides, args.url, 3 * args.rounds)
     print(f"baseline {ref[:12]}, {args.rounds} rounds, medians; 7 sample states, {args.url}")
     print(f"{'':22}{'baseline':>12}{'this':>12}{'ratio':>8}")
