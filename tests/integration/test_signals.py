@@ -130,3 +130,34 @@ def test_a_signal_mid_load_stops_cleanly(
     locks = lifecycle.locks_index(connection.namespace)
     client.indices.refresh(index=locks)
     assert client.count(index=locks)["count"] == 0, "every lock is released"
+
+
+def test_a_signal_while_waiting_for_a_lock_ends_the_wait(connection: Connection, folders: tuple[Path, Path]) -> None:
+    old, _ = folders
+    client = connection.client()
+    lifecycle.ensure_locks_index(client, connection.namespace)
+    with lifecycle.StateLock(client, "AK", connection.namespace):
+        process = subprocess.Popen(
+            [*LAWINDEX, "load", str(old), "--wait", "300"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "OPENSEARCH_URL": connection.url, "LAWINDEX_NAMESPACE": connection.namespace},
+        )
+        try:
+            # Every other state loads; AK waits for the lock held here.
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and len(_served(client, connection)) < len(STATES) - 1:
+                time.sleep(0.05)
+            assert process.poll() is None, "the load must be waiting for AK's lock"
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert process.returncode == 130, err.decode()
+    (line,) = err.decode().splitlines()
+    assert line.startswith("error: stopped by SIGINT: loaded AL, AR, AZ, CA, CO, CT, DE, FL, GA; not loaded AK"), line
+    assert out == b""
+    assert "AK" not in _served(client, connection)
+    assert client.indices.get(index=index_prefix("AK", connection.namespace) + "*", allow_no_indices=True) == {}
