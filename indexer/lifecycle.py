@@ -218,7 +218,8 @@ class Stop:
 @contextlib.contextmanager
 def stopping_on_signals() -> Iterator[Stop]:
     """A Stop that SIGINT and SIGTERM set, instead of raising KeyboardInterrupt or ending the process;
-    the handlers before are restored afterwards. Outside the main thread it only yields the Stop."""
+    the handlers before are restored afterwards unless a signal came (then further signals are only noted
+    until the process ends). Outside the main thread it only yields the Stop."""
     stop = Stop()
 
     def handle(signal_number: int, _frame: FrameType | None) -> None:
@@ -231,8 +232,12 @@ def stopping_on_signals() -> Iterator[Stop]:
     try:
         yield stop
     finally:
+        # Once stopped, the process is on its way out: a further Ctrl-C must not land on Python's default
+        # handler (a KeyboardInterrupt traceback), nor, once the interpreter has reset its handlers while
+        # it ends, on the system's (killed by SIGINT: exit -2 instead of 130). Ignored, which the
+        # interpreter's shutdown leaves alone.
         for number, handler in before.items():
-            signal.signal(number, handler)
+            signal.signal(number, signal.SIG_IGN if stop.is_set() else handler)
 
 
 def ensure_locks_index(client: OpenSearch, namespace: str) -> None:

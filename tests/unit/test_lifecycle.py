@@ -86,7 +86,7 @@ def test_an_index_of_the_first_schema_is_ours_by_its_name_and_state() -> None:
 
 @pytest.mark.parametrize(("number", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_sets_the_stop_instead_of_ending_the_process(number: signal.Signals, code: int) -> None:
-    before = signal.getsignal(number)
+    before = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)}
     with lifecycle.stopping_on_signals() as stop:
         assert not stop.is_set()
         os.kill(os.getpid(), number)
@@ -97,4 +97,17 @@ def test_a_signal_sets_the_stop_instead_of_ending_the_process(number: signal.Sig
             stop.check("TX")
         assert stopped.value.exit_code == code
         assert number.name in stopped.value.message
-    assert signal.getsignal(number) is before
+    # Stopped: the process is ending, and further signals are ignored, never Python's default.
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    os.kill(os.getpid(), signal.SIGINT)
+    for n, handler in before.items():
+        signal.signal(n, handler)
+
+
+def test_without_a_signal_the_handlers_before_are_restored() -> None:
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with lifecycle.stopping_on_signals() as stop:
+        assert signal.getsignal(signal.SIGINT) is not before[0]
+    assert not stop.is_set()
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
