@@ -160,8 +160,16 @@ WAIT = 120.0
 
 
 def locks_index(namespace: str) -> str:
-    """The namespace's lock index: one document per state under load."""
+    """The name a load's lock documents are read and written under (`lawindex-locks`): an alias of the
+    lock index, so that every write can say `require_alias`. A renewal that outlives a deleted lock index
+    must fail, not auto-create a namesake without lawindex's marker, which every later load would refuse
+    (a test's namespace, dropped under a lease still being renewed, did that)."""
     return f"{namespace_of(namespace)}-locks"
+
+
+def _locks_concrete(namespace: str) -> str:
+    """The lock index itself, behind the alias `locks_index`."""
+    return f"{locks_index(namespace)}-1"
 
 
 def _machine() -> str:
@@ -241,13 +249,13 @@ def stopping_on_signals() -> Iterator[Stop]:
 
 
 def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
-    """The namespace's lock index, made by lawindex (created here when missing); a namesake lawindex did not
-    make is LoadFailed: lawindex writes nothing into it."""
+    """The namespace's lock index, made by lawindex (created here, with its alias, when missing); anything
+    else under the name is LoadFailed: lawindex writes nothing into it."""
     from opensearchpy import NotFoundError, RequestError
 
-    index = locks_index(namespace)
+    alias, concrete = locks_index(namespace), _locks_concrete(namespace)
     try:
-        meta = meta_of(client, index)
+        found = client.indices.get_mapping(index=alias)
     except NotFoundError:
         body = {
             "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
@@ -255,19 +263,21 @@ def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
                 "dynamic": False,
                 "_meta": {"lawindex": {"owner": OWNER, "namespace": namespace, "kind": "locks"}},
             },
+            "aliases": {alias: {}},
         }
         try:
-            client.indices.create(index=index, body=body)
+            client.indices.create(index=concrete, body=body)
             return
         except RequestError as error:
-            if error.error != "resource_already_exists_exception":
+            if error.error not in ("resource_already_exists_exception", "invalid_alias_name_exception"):
                 raise
-        meta = meta_of(client, index)
-    if meta.get("owner") != OWNER or meta.get("kind") != "locks" or meta.get("namespace") != namespace:
+        found = client.indices.get_mapping(index=alias)
+    meta = found.get(concrete, {}).get("mappings", {}).get("_meta", {}).get("lawindex", {})
+    if list(found) != [concrete] or meta.get("owner") != OWNER or meta.get("kind") != "locks":
         raise LoadFailed(
-            f"{index} is not lawindex's lock index: lawindex did not make it, and will not write to it",
-            hint=f"lawindex keeps its loads' locks in {index}; remove or rename that index, or give "
-            "lawindex another LAWINDEX_NAMESPACE",
+            f"{alias} is not lawindex's lock index: lawindex did not make it, and will not write to it",
+            hint=f"lawindex keeps its loads' locks in {concrete}, behind the alias {alias}; remove or rename "
+            f"{', '.join(sorted(found))}, or give lawindex another LAWINDEX_NAMESPACE",
         )
 
 
@@ -366,7 +376,16 @@ class StateLock:
             if self.stop is not None:
                 self.stop.check(self.state)
             try:
-                made = _busy_retried(lambda: self.client.create(index=self.index, id=self.state, body=self._document()))
+                made = _busy_retried(
+                    partial(
+                        self.client.index,
+                        index=self.index,
+                        id=self.state,
+                        body=self._document(),
+                        op_type="create",
+                        require_alias=True,
+                    )
+                )
                 self._held(made)
                 return
             except ConflictError:
@@ -385,6 +404,7 @@ class StateLock:
                             body=self._document(),
                             if_seq_no=found["_seq_no"],
                             if_primary_term=found["_primary_term"],
+                            require_alias=True,
                         )
                     )
                     self._held(made)
@@ -453,6 +473,7 @@ class StateLock:
                         body=self._document(self._acquired_at),
                         if_seq_no=seq_no,
                         if_primary_term=primary_term,
+                        require_alias=True,
                     )
                 )
             except (ConflictError, NotFoundError):

@@ -314,3 +314,22 @@ def test_a_load_whose_lock_was_taken_over_stops_before_its_swap(
     assert generations(client, connection) == [first.index]
     # The taker's lock is not ours to delete: it is still there.
     assert client.exists(index=locks_index(connection.namespace), id=STATE)
+
+
+def test_a_lease_renewed_after_its_lock_index_is_deleted_creates_nothing(connection: Connection) -> None:
+    # A namespace dropped (or the lock index deleted) while a load holds a lock: the renewal fails and the
+    # lock counts as lost; it never auto-creates a lock index without lawindex's marker.
+    client = connection.client()
+    lock = StateLock(client, STATE, connection.namespace, lease=0.3)
+    lock.acquire()
+    try:
+        client.indices.delete(index=f"{connection.namespace}-locks-1")
+        time.sleep(1.0)  # three renewals' time
+        assert not client.indices.exists(index=locks_index(connection.namespace))
+        with pytest.raises(LoadFailed):
+            lock.confirm()
+    finally:
+        lock.release()
+    assert not client.indices.exists(index=locks_index(connection.namespace))
+    # The next load makes the lock index anew, lawindex's own.
+    ensure_locks_index(client, connection.namespace)
