@@ -42,7 +42,6 @@ from typing import Any
 
 import aiohttp
 
-from indexer import synthetic
 from indexer.corpus import read_corpora
 from indexer.load import load
 from indexer.opensearch import Connection, alias_of
@@ -50,6 +49,7 @@ from indexer.query import _expand
 from indexer.schema import terms_query
 from indexer.verify import corpus_of
 from indexer.words import words
+from tests import synthetic
 
 LAWINDEX = [sys.executable, "-c", "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"]
 

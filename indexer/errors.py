@@ -99,3 +99,23 @@ class NoIndex(ClusterRefused):
 
 class TimedOut(Unreachable):
     """OpenSearch accepted the connection but did not answer within the timeout (HTTP 504, not 503)."""
+
+
+class NotOurs(ClusterRefused):
+    """A state's alias points at an index lawindex did not make for that state (or at several indices)."""
+
+
+class DamagedIndex(ClusterRefused):
+    """The index behind a state's alias is closed, or its statistics are missing, malformed or altered."""
+
+
+class LoadBusy(LoadFailed):
+    """Another load of the same state holds its lock, past the time this load would wait."""
+
+
+class LoadInterrupted(LoadFailed):
+    """SIGINT or SIGTERM stopped a load: exit 128 + the signal's number (130, 143), as a shell reports it."""
+
+    def __init__(self, message: str, signal_number: int, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.exit_code = 128 + signal_number

@@ -23,10 +23,10 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from indexer import limits
+from indexer import lifecycle, limits
 from indexer.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.corpus import Law, state_code
-from indexer.errors import BadInput, ClusterRefused
+from indexer.errors import BadInput, ClusterRefused, DamagedIndex, NotOurs
 from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch import Connection, alias_of, server_version, talking
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
@@ -138,16 +138,84 @@ class OpenSearchEngine:
         with talking(self.connection):
             return self._fresh_statistics(state)
 
-    def _fresh_statistics(self, state: str) -> IndexStatistics:
-        from opensearchpy import NotFoundError
+    def verified(self, state: str) -> IndexStatistics:
+        """The statistics of the index behind `state`'s alias now, verified once per concrete index: what
+        `family` and `get` check before they read, so that they too serve only lawindex's own whole index of
+        the state (a cheap read of which index that is, then the statistics only when it is new)."""
+        from opensearchpy import ConnectionError, TransportError
 
+        state = state_code(state)
+        with talking(self.connection):
+            try:
+                found = self.client.get(
+                    index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False
+                )
+                known = self._statistics.get(str(found["_index"]))
+                if known is not None:
+                    return known
+            except ConnectionError:
+                raise
+            except TransportError:
+                pass  # missing, closed, several indices: the full read below says which
+            return self._fresh_statistics(state)
+
+    def _fresh_statistics(self, state: str) -> IndexStatistics:
+        """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
+        open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
+        than served, since altered statistics would alter every score without a word."""
+        from opensearchpy import NotFoundError, TransportError
+
+        alias = alias_of(state, self.connection.namespace)
         try:
-            found = self.client.get(
-                index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source_includes=["statistics"]
-            )
-        except NotFoundError:
+            found = self.client.get(index=alias, id=STATISTICS_ID)
+        except NotFoundError as error:
+            info = error.info if isinstance(error.info, dict) else {}
+            if info.get("found") is False and info.get("_index"):  # the index is there, its statistics are not
+                index = str(info["_index"])
+                raise self._refusal(state, index, f"the statistics document of {index} is missing") from None
             raise _no_index(state, self.connection.namespace) from None
-        return self._remember(state, found["_index"], found["_source"]["statistics"])
+        except TransportError as error:
+            if error.status_code == 400:
+                raise self._refusal_of(state, error) from None
+            raise
+        index = str(found["_index"])
+        problem = lifecycle.seal_problem(found.get("_source"), index, state, self.connection.namespace)
+        if problem is not None:
+            raise self._refusal(state, index, problem)
+        try:
+            return self._remember(state, index, found["_source"]["statistics"])
+        except (KeyError, TypeError, ValueError):
+            raise self._refusal(state, index, f"the statistics of {index} are malformed") from None
+
+    def _refusal_of(self, state: str, error: Exception) -> ClusterRefused:
+        """Why a single-document read through the alias was refused (400): the alias points at several
+        indices, or at a closed one."""
+        alias = alias_of(state, self.connection.namespace)
+        names = sorted(self.client.indices.get_alias(name=alias))
+        if len(names) > 1:
+            return self._refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
+        index = names[0] if names else alias
+        if "index_closed" in str(getattr(error, "error", "")) + str(getattr(error, "info", "")):
+            return self._refusal(state, index, f"the index {index} behind {alias} is closed")
+        return self._refusal(state, index, f"{index} refused to give its statistics ({getattr(error, 'error', '')})")
+
+    def _refusal(self, state: str, indices: str | list[str], problem: str) -> ClusterRefused:
+        """NotOurs when an index behind the alias is not lawindex's own of this state, else DamagedIndex."""
+        namespace = self.connection.namespace
+        alias = alias_of(state, namespace)
+        for index in [indices] if isinstance(indices, str) else indices:
+            foreign = lifecycle.not_ours(lifecycle.meta_of(self.client, index), index, state, namespace)
+            if foreign is not None:
+                return NotOurs(
+                    f"{state} is not served: the alias {alias} points at {index}, which lawindex did not make for "
+                    f"{state} ({foreign})",
+                    hint=lifecycle.foreign_hint(alias),
+                )
+        return DamagedIndex(
+            f"{state} is not served: {problem}",
+            hint=f"`lawindex load DIR --state {state}` rebuilds it"
+            + ("" if isinstance(indices, str) else " and moves the alias off them all"),
+        )
 
     def _remember(self, state: str, index: str, body: dict[str, Any]) -> IndexStatistics:
         with self._lock:
@@ -279,6 +347,7 @@ class OpenSearchEngine:
         """The process rows of one family, in corpus order (a page row is reached by its family, not by
         words): every row, however many pages they take, all from one index."""
         state = state_code(state)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/lifecycle.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with talking(self.connection):
             for attempt in range(2):
@@ -312,6 +381,7 @@ class OpenSearchEngine:
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
         state = state_code(state)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/lifecycle.py)
         from opensearchpy import NotFoundError
 
         with talking(self.connection):

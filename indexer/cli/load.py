@@ -27,6 +27,9 @@ def load(
     directory: Annotated[Path, typer.Argument(help="Folder of <STATE>.jsonl corpus files")],
     state: Annotated[list[str] | None, typer.Option("--state", help="Load only this state (repeatable)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and report what would be written")] = False,
+    wait: Annotated[
+        float, typer.Option("--wait", help="Seconds to wait for another load of the same state to end", min=0)
+    ] = 120.0,
     as_json: JsonOption = False,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
@@ -36,15 +39,17 @@ def load(
     """Load each state's corpus into its own index behind the alias lawindex-<state>, swapped atomically.
 
     Every file is validated before anything is written; a state whose file has not changed is left alone.
+    SIGINT or SIGTERM stops the load cleanly: no state starts, the one under way is removed, exit 130/143.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from indexer.corpus import read_corpora
+    from indexer.lifecycle import stopping_on_signals
     from indexer.load import load as load_corpora
 
-    with reporting():
+    with reporting(), stopping_on_signals() as stop:
         connection = connect(url, ca_certs, insecure, timeout)
         corpora = read_corpora(directory, state)
         show_bars = not as_json and not dry_run and sys.stderr.isatty()
@@ -63,6 +68,8 @@ def load(
                 corpora,
                 dry_run=dry_run,
                 progress=lambda name, done, _total: bars.update(tasks[name], completed=done),
+                wait=wait,
+                stop=stop,
             )
     if as_json:
         for result in results:

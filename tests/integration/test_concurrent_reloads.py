@@ -122,5 +122,5 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
     assert len(set(generations)) == RELOADS, f"every reload must make a new generation: {generations}"
     assert all(count > 0 for count in answered)
     # Nothing of the replaced generations is left behind.
-    names = sorted(client.indices.get(index=f"{connection.namespace}-*"))
+    names = sorted(client.indices.get(index=f"{connection.namespace}-{STATE.lower()}-*"))
     assert names == [generations[-1]]

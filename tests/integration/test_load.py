@@ -171,18 +171,32 @@ def test_reload_changed_builds_a_new_generation(connection: Connection, tmp_path
 def test_an_orphan_of_a_crash_is_removed_by_the_next_load(connection: Connection, tmp_path: Path) -> None:
     client = connection.client()
     (first,) = load(connection, read_corpora(one_state(tmp_path)))
-    # What a load killed between creating its index and moving the alias leaves behind.
+    # What a load killed between creating its index and moving the alias leaves behind: lawindex's
+    # marker in its mapping, and its private filling alias.
     orphan = index_prefix("MD", connection.namespace) + "2" * 20
-    client.indices.create(index=orphan, body={"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}}})
+    marker = {"owner": "lawindex", "namespace": connection.namespace, "state": "MD", "index": orphan}
+    client.indices.create(
+        index=orphan,
+        body={
+            "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}},
+            "mappings": {"_meta": {"lawindex": marker}},
+            "aliases": {f"{orphan}-filling": {}},
+        },
+    )
     # Not a generation of this state: a name lawindex never makes is never deleted.
     stranger = index_prefix("MD", connection.namespace) + "notes"
     client.indices.create(
         index=stranger, body={"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}}}
     )
+    # Named like a generation, but without lawindex's marker: not lawindex's, never deleted.
+    unmarked = index_prefix("MD", connection.namespace) + "3" * 20
+    client.indices.create(
+        index=unmarked, body={"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}}}
+    )
     (again,) = load(connection, read_corpora(tmp_path))
     assert again.outcome == "unchanged"
     assert first.index is not None
-    assert indices(client, connection, "MD") == sorted([first.index, stranger])
+    assert indices(client, connection, "MD") == sorted([first.index, stranger, unmarked])
 
 
 def test_an_index_deleted_during_its_load_is_never_swapped_in(connection: Connection, tmp_path: Path) -> None:

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from indexer import synthetic
 from indexer.corpus import read_corpora
 from indexer.load import load
 from indexer.opensearch import Connection
 from indexer.verify import default_questions
+from tests import synthetic
 from tests.integration.serving import free_port
 from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
 from tests.unit.test_spec_oracle import ORACLE, _spec_path, extract_spec
