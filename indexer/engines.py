@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from indexer.answers import RETRIEVED_LAWS, Answer
 from indexer.corpus import Corpus, Law, read_corpora, state_code
-from indexer.errors import BadInput
+from indexer.errors import BadInput, NotFound
 
 if TYPE_CHECKING:
     from indexer.explain import Contribution
@@ -96,7 +96,7 @@ class ReferenceEngine:
         for found in self.corpus(state).laws:
             if found.id == law:
                 return found
-        raise BadInput(f"{state_code(state)} has no law {law!r}")
+        raise NotFound(f"{state_code(state)} has no law {law!r}")
 
 
 class CheckedOpenSearchEngine:

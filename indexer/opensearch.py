@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from indexer.corpus import state_code
-from indexer.errors import BadInput, ClusterBlocked, ClusterRefused, NotOpenSearch, Unreachable, WriteBlocked
+from indexer.errors import (
+    BadInput,
+    ClusterBlocked,
+    ClusterRefused,
+    NotOpenSearch,
+    TimedOut,
+    Unreachable,
+    WriteBlocked,
+)
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -263,7 +271,7 @@ def talking(connection: Connection) -> Iterator[None]:
             hint="pass the cluster's CA with --ca-certs; --insecure skips verification (not for production)",
         ) from None
     except os_errors.ConnectionTimeout:
-        raise Unreachable(
+        raise TimedOut(
             f"OpenSearch at {url} did not answer within {connection.timeout:g}s",
             hint=f"raise --timeout, or {START_HINT}",
         ) from None

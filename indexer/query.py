@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from indexer import lifecycle, limits
 from indexer.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.corpus import Law, state_code
-from indexer.errors import BadInput, ClusterRefused, DamagedIndex, NotOurs
+from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
 from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch import Connection, alias_of, server_version, talking
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
@@ -391,7 +391,7 @@ class OpenSearchEngine:
                 )
             except NotFoundError as error:
                 if isinstance(error.info, dict) and error.info.get("found") is False:
-                    raise BadInput(f"{state} has no law {law!r}") from None
+                    raise NotFound(f"{state} has no law {law!r}") from None
                 raise _no_index(state, self.connection.namespace) from None
         return _law(found["_source"])
 
@@ -414,8 +414,8 @@ class _Moved(Exception):
         ) from None
 
 
-def _no_index(state: str, namespace: str) -> ClusterRefused:
-    return ClusterRefused(
+def _no_index(state: str, namespace: str) -> NoIndex:
+    return NoIndex(
         f"no index for {state}: nothing is loaded under {alias_of(state, namespace)}",
         hint=f"load it with `lawindex load corpora --state {state}`",
     )

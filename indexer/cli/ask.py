@@ -159,7 +159,7 @@ def ask(
     the failure's code.
     """
     with reporting():
-        from indexer.errors import BadInput
+        from indexer.errors import BadInput, NotFound
 
         if sum(given is not None for given in (question, from_file, family)) != 1:
             raise BadInput("give one of QUESTION, --from FILE or --family KEY")
@@ -167,7 +167,7 @@ def ask(
         if family is not None:
             rows = chosen.family(state, family)
             if not rows:
-                raise BadInput(f"{state.upper()} has no family {family!r}")
+                raise NotFound(f"{state.upper()} has no family {family!r}")
             for law in rows:
                 _print_law(law, as_json)
             return
