@@ -26,7 +26,7 @@ from indexer.verify import default_questions
 from tests import synthetic
 from tests.integration.serving import free_port
 from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
-from tests.unit.test_spec_oracle import ORACLE, _spec_path, extract_spec
+from tests.spec_oracle.oracle import ORACLE, extract_spec, spec_path
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +71,7 @@ def test_the_typescript_client_is_typed() -> None:
 
 def test_the_typescript_client_returns_the_specs_bm25(loaded: dict[str, str], tmp_path: Path) -> None:
     _npm_ci()
-    spec = _spec_path()
+    spec = spec_path()
     assert spec.is_file(), f"no spec at {spec} (set LAWINDEX_SPEC)"
     spec_dir = tmp_path / "spec"
     spec_dir.mkdir()
