@@ -32,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -376,16 +375,7 @@ class StateLock:
             if self.stop is not None:
                 self.stop.check(self.state)
             try:
-                made = _busy_retried(
-                    partial(
-                        self.client.index,
-                        index=self.index,
-                        id=self.state,
-                        body=self._document(),
-                        op_type="create",
-                        require_alias=True,
-                    )
-                )
+                made = self._put(op_type="create")
                 self._held(made)
                 return
             except ConflictError:
@@ -396,17 +386,7 @@ class StateLock:
                 continue  # released in between: try again at once
             if self._stale(found):
                 try:
-                    made = _busy_retried(
-                        partial(
-                            self.client.index,
-                            index=self.index,
-                            id=self.state,
-                            body=self._document(),
-                            if_seq_no=found["_seq_no"],
-                            if_primary_term=found["_primary_term"],
-                            require_alias=True,
-                        )
-                    )
+                    made = self._put(if_seq_no=found["_seq_no"], if_primary_term=found["_primary_term"])
                     self._held(made)
                     return
                 except (ConflictError, NotFoundError):
@@ -422,6 +402,21 @@ class StateLock:
             else:
                 time.sleep(pause)
             pause = min(pause * 2, 1.0)
+
+    def _put(self, acquired_at: str | None = None, **conditions: Any) -> Mapping[str, Any]:
+        """Write this load's lock document through the lock alias (require_alias: never into an index that
+        a deleted lock index's name would auto-create), under `conditions` (op_type=create, or the
+        if_seq_no/if_primary_term of the version it replaces); a busy cluster's 429 is waited out."""
+        made: Mapping[str, Any] = _busy_retried(
+            lambda: self.client.index(
+                index=self.index,
+                id=self.state,
+                body=self._document(acquired_at),
+                require_alias=True,
+                **conditions,
+            )
+        )
+        return made
 
     def _held(self, made: Mapping[str, Any]) -> None:
         self._version = (int(made["_seq_no"]), int(made["_primary_term"]))
@@ -466,16 +461,7 @@ class StateLock:
                 return False
             seq_no, primary_term = self._version
             try:
-                made = _busy_retried(
-                    lambda: self.client.index(
-                        index=self.index,
-                        id=self.state,
-                        body=self._document(self._acquired_at),
-                        if_seq_no=seq_no,
-                        if_primary_term=primary_term,
-                        require_alias=True,
-                    )
-                )
+                made = self._put(self._acquired_at, if_seq_no=seq_no, if_primary_term=primary_term)
             except (ConflictError, NotFoundError):
                 self._lost = True
                 return False
