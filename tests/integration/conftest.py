@@ -25,6 +25,8 @@ from opensearchpy import OpenSearch
 
 from indexer import node
 from indexer.errors import LawindexError
+from indexer.opensearch import Connection
+from tests.integration.support import fresh_connection
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_TEST_PORT = 9250
@@ -158,3 +160,10 @@ def _container(config: pytest.Config, image: str, version: str) -> Iterator[str]
 def opensearch(opensearch_url: str) -> OpenSearch:
     """An opensearch-py client on `opensearch_url`."""
     return OpenSearch(hosts=[opensearch_url], timeout=60)
+
+
+@pytest.fixture
+def connection(opensearch_url: str) -> Iterator[Connection]:
+    """A connection to the test cluster in a namespace of this test's own, dropped at the end."""
+    with fresh_connection(opensearch_url) as made:
+        yield made

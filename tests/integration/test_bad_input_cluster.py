@@ -23,7 +23,7 @@ from indexer.errors import BadInput, ClusterRefused
 from indexer.load import load_state
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
-from tests.integration.support import fresh_connection, lawindex
+from tests.integration.support import lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
@@ -65,12 +65,6 @@ def one_line(err: str, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in errors[0], (fragment, err)
     return errors[0]
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 def env_of(connection: Connection) -> dict[str, str]:

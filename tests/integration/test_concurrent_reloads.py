@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from indexer.load import load_state, serving
 from indexer.opensearch import Connection
 from indexer.query import OpenSearchEngine
 from tests import synthetic
-from tests.integration.support import fresh_connection, run_threads
+from tests.integration.support import run_threads
 
 pytestmark = pytest.mark.integration
 
@@ -44,12 +43,6 @@ def _write(path: Path, seed: int) -> Corpus:
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, Corpus]:
     root = tmp_path_factory.mktemp("reloads")
     return _write(root / "a" / f"{STATE}.jsonl", 101), _write(root / "b" / f"{STATE}.jsonl", 202)
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 def _key(answer: Answer) -> list[tuple[str, float]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from indexer.load import load
 from indexer.opensearch import Connection, alias_of, index_prefix
 from indexer.query import OpenSearchEngine
 from indexer.schema import STATISTICS_ID
-from tests.integration.support import fresh_connection, lawindex
+from tests.integration.support import lawindex
 
 pytestmark = pytest.mark.integration
 
@@ -34,12 +34,6 @@ QUESTIONS = (
     "school bus stopped",
     "how long must i hold my permit",
 )
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 @pytest.fixture

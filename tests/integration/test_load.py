@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +29,11 @@ from indexer.reference import statistics
 from indexer.schema import STATISTICS_ID
 from indexer.words import ranked_text, words
 from tests import synthetic
-from tests.integration.support import drop_namespace, fresh_connection
+from tests.integration.support import drop_namespace
 
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

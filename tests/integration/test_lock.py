@@ -12,7 +12,6 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from indexer.lifecycle import StateLock, ensure_locks_index, locks_index
 from indexer.load import StateLoad, load, load_state
 from indexer.opensearch import Connection, alias_of, index_prefix
 from tests import synthetic
-from tests.integration.support import LAWINDEX, fresh_connection, lawindex, run_threads
+from tests.integration.support import LAWINDEX, lawindex, run_threads
 
 pytestmark = pytest.mark.integration
 
@@ -43,12 +42,6 @@ def _write(path: Path, seed: int, laws: int = LAWS) -> Corpus:
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, Corpus]:
     root = tmp_path_factory.mktemp("lock")
     return _write(root / "a" / f"{STATE}.jsonl", 11), _write(root / "b" / f"{STATE}.jsonl", 22)
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 def generations(client: OpenSearch, connection: Connection) -> list[str]:

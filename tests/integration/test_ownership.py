@@ -8,7 +8,6 @@ checks the cluster afterwards: what was there is still there, with every documen
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,12 @@ from opensearchpy import OpenSearch
 from indexer.corpus import read_corpora
 from indexer.load import load
 from indexer.opensearch import Connection, alias_of, index_prefix
-from tests.integration.support import fresh_connection, lawindex
+from tests.integration.support import lawindex
 
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 PLAIN = {"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}}}
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from indexer.load import load
 from indexer.opensearch import Connection, alias_of, index_prefix
 from indexer.schema import STATISTICS_ID
 from tests import synthetic
-from tests.integration.support import LAWINDEX, fresh_connection
+from tests.integration.support import LAWINDEX
 
 pytestmark = pytest.mark.integration
 
@@ -49,12 +48,6 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         (new / f"{state}.jsonl").write_text("".join(lines))
         (old / f"{state}.jsonl").write_text("".join(lines[:OLD_LAWS]))
     return old, new
-
-
-@pytest.fixture
-def connection(opensearch_url: str) -> Iterator[Connection]:
-    with fresh_connection(opensearch_url) as made:
-        yield made
 
 
 def _served(client: OpenSearch, connection: Connection) -> dict[str, str]:
