@@ -246,7 +246,18 @@ def test_the_node_holding_a_primary_lost_promotes_the_replica(cluster: Cluster) 
     client = cluster.connection.client()
     state = "TX"
     index = next(iter(client.indices.get_alias(name=alias_of(state, cluster.connection.namespace))))
+    # Copies settle first: after the rolling restart a copy may still be moving, and a relocating copy's
+    # `node` names both ends ("a -> b").
+    client.cluster.health(
+        index=index,
+        wait_for_status="green",
+        wait_for_no_relocating_shards=True,
+        timeout="50s",
+        request_timeout=80,
+        ignore=408,
+    )
     shards = client.cat.shards(index=index, format="json")
+    assert all(" " not in shard["node"] for shard in shards), shards
     primary = next(shard["node"] for shard in shards if shard["prirep"] == "p")
     replica = next(shard["node"] for shard in shards if shard["prirep"] == "r")
     victim = next(m for m in node.status(cluster.port).nodes or [] if m["name"] == primary)
