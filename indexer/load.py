@@ -107,16 +107,24 @@ def counts(laws: Sequence[Law]) -> tuple[int, int]:
 
 def serving(client: OpenSearch, state: str, namespace: str = DEFAULT_NAMESPACE) -> str | None:
     """The concrete index behind a state's alias, or None when the state has none."""
-    names = behind(client, alias_of(state, namespace))
+    names = behind(client, alias_of(state, namespace), namespace)
     return names[-1] if names else None
 
 
-def behind(client: OpenSearch, alias: str) -> list[str]:
-    """Every index `alias` points to, sorted; [] when there is no such alias."""
-    from opensearchpy import NotFoundError
+def behind(client: OpenSearch, alias: str, namespace: str = DEFAULT_NAMESPACE) -> list[str]:
+    """Every index `alias` points to, sorted; [] when there is no such alias.
+
+    Asked of every index first, so that an alias of lawindex's name on someone else's index is seen and
+    refused. A user allowed only the namespace's indices (the least-privilege role, indexer/security.py)
+    is refused that (`GET _alias/NAME` resolves `*`), and is asked within the namespace instead: an index
+    outside it that carried the alias would refuse that user's every request on the alias anyway."""
+    from opensearchpy import AuthorizationException, NotFoundError
 
     try:
-        found = client.indices.get_alias(name=alias)
+        try:
+            found = client.indices.get_alias(name=alias)
+        except AuthorizationException:
+            found = client.indices.get_alias(index=f"{namespace}-*", name=alias)
     except NotFoundError:
         return []
     return sorted(found)
@@ -136,7 +144,7 @@ def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[s
     nothing is touched), and whether they are one whole index built from this very corpus."""
     state = corpus.state
     alias = alias_of(state, namespace)
-    names = behind(client, alias)
+    names = behind(client, alias, namespace)
     if not names:
         if client.indices.exists(index=alias):
             raise LoadFailed(
@@ -246,10 +254,14 @@ def load_state(
     wait: float = lifecycle.WAIT,
     stop: lifecycle.Stop | None = None,
     locks_ensured: bool = False,
+    replicas: int | None = None,
+    green_timeout: float | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
-    nothing is written or deleted."""
+    nothing is written or deleted. `replicas` fixes the new index's replicas (default: mappings/laws.json's
+    auto_expand_replicas 0-1); the alias moves only once the index is green, within `green_timeout` seconds
+    (GREEN_TIMEOUT by default)."""
     began = time.perf_counter()
     ranked_laws, process = counts(corpus.laws)
 
@@ -284,6 +296,8 @@ def load_state(
             chunk_size=chunk_size,
             max_retries=max_retries,
             initial_backoff=initial_backoff,
+            replicas=replicas,
+            green_timeout=green_timeout,
         )
         for old in current:
             _retire(client, old)
@@ -302,9 +316,11 @@ def _build(
     chunk_size: int,
     max_retries: int,
     initial_backoff: float,
+    replicas: int | None,
+    green_timeout: float | None,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
-    from opensearchpy import NotFoundError
+    from opensearchpy import NotFoundError, RequestError
     from opensearchpy.helpers import streaming_bulk
 
     # Only what is stored (counts, lengths, vocabulary, N, average), built afresh: no cache, which is
@@ -321,6 +337,9 @@ def _build(
     # reload builds a new index rather than writing to this one. (Setting it back after the load cost a
     # request a state and bought nothing; a node's restart refreshes after replaying the translog.)
     body["settings"]["index"]["refresh_interval"] = "-1"
+    if replicas is not None:
+        body["settings"]["index"].pop("auto_expand_replicas", None)
+        body["settings"]["index"]["number_of_replicas"] = replicas
     body["mappings"]["_meta"] = {
         "lawindex": {
             **lifecycle.marker(namespace, state, index),
@@ -340,7 +359,13 @@ def _build(
     filling = f"{index}-filling"
     body["aliases"] = {filling: {}}
     alias = alias_of(state, namespace)
-    client.indices.create(index=index, body=body)
+    try:
+        client.indices.create(index=index, body=body)
+    except RequestError as error:
+        # A create whose node died after creating it, sent again by the client to another node: the
+        # generation's name is this load's alone, so the index that exists is the one asked for.
+        if error.error != "resource_already_exists_exception":
+            raise
     try:
         written = failed = 0
         first_failure: str | None = None
@@ -374,6 +399,7 @@ def _build(
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
+        wait_green(client, state, index, GREEN_TIMEOUT if green_timeout is None else green_timeout)
         stop.check(state)
         lock.confirm()
         # must_exist: a remove of an alias already gone fails the whole call instead of passing in
@@ -395,7 +421,7 @@ def _build(
         # Never the index the alias now points to: an `_aliases` call that timed out on our side may
         # have been applied, and deleting its index would leave the state with nothing to serve.
         with contextlib.suppress(Exception):
-            if index not in behind(client, alias):
+            if index not in behind(client, alias, namespace):
                 client.indices.delete(index=index, ignore_unavailable=True)
         raise
     if progress is not None:
@@ -404,6 +430,31 @@ def _build(
 
 
 _MUST_EXIST = {"must_exist": True}
+
+
+def wait_green(client: OpenSearch, state: str, index: str, timeout: float) -> None:
+    """Return once `index` is green (its primary and every replica assigned and started); LoadFailed,
+    with what is missing, when it is not within `timeout` seconds."""
+    # A wait that times out is answered 408 with the health in the body: read, not raised.
+    health = client.cluster.health(
+        index=index,
+        wait_for_status="green",
+        timeout=f"{max(round(timeout * 1000), 1)}ms",
+        request_timeout=timeout + 30,
+        ignore=408,
+    )
+    if health.get("status") != "green":
+        raise LoadFailed(
+            f"{state}: the new index {index} was not green within {timeout:g} s (status {health.get('status')}, "
+            f"{health.get('unassigned_shards')} shard copies unassigned, {health.get('number_of_data_nodes')} "
+            "data nodes); the alias was not moved, what served still serves",
+            hint="fewer --replicas than data nodes, or a longer --green-timeout",
+        )
+
+
+# Seconds a load waits for a new index to be green (its replicas copied) before the alias moves. A copy
+# of a state's index is seconds; a cluster that has just lost a node may take a minute to reallocate.
+GREEN_TIMEOUT = 120.0
 
 # Seconds a bulk request or the final refresh may take. A question's --timeout (10 s by default) is for
 # a cluster that does not answer; a busy cluster writing a thousand laws may take longer than that, and
@@ -427,6 +478,8 @@ def load(
     workers: int = WORKERS,
     wait: float = lifecycle.WAIT,
     stop: lifecycle.Stop | None = None,
+    replicas: int | None = None,
+    green_timeout: float | None = None,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
@@ -448,6 +501,8 @@ def load(
             wait=wait,
             stop=stop,
             locks_ensured=True,
+            replicas=replicas,
+            green_timeout=green_timeout,
         )
 
     with talking(connection):

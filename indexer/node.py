@@ -57,6 +57,10 @@ TRANSPORT_OFFSET = 100
 OFFICIAL_IMAGE = "opensearchproject/opensearch"
 LOCAL_IMAGE = "lawindex/opensearch"
 SERVICE_USER = "lawindex"
+MAX_NODES = 5
+# Each further node of a cluster adds to the time to green: under a load of 15-20 on two cores, a
+# three-node cluster took minutes.
+CLUSTER_GREEN_EXTRA_S = 120.0
 _HEAP = re.compile(r"^[1-9][0-9]*[mMgG]$")
 _SETTING_KEY = re.compile(r"^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$")
 # Settings lawindex decides itself: the port comes from --port, and the node listens on loopback only.
@@ -85,6 +89,13 @@ class NodeStatus:
     user: str | None = None
     home: str | None = None
     note: str | None = None
+    # One object per node of the cluster started at this port (one for a single node): its HTTP and
+    # transport ports, name, pid, state and log.
+    nodes: list[dict[str, Any]] | None = None
+    # A secured node (--secure): the CA to trust, and the file of OPENSEARCH_USER/OPENSEARCH_PASSWORD
+    # lines for the least-privileged user (mode 600). Never a password.
+    ca_certs: str | None = None
+    credentials: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The status as a JSON-ready dict."""
@@ -372,36 +383,64 @@ def _is_our_node(pid: int, home: str) -> bool:
     return f"-Dopensearch.path.home={home}".encode() in cmdline or f"{home}/bin/opensearch".encode() in cmdline
 
 
-def _status_from(record: dict[str, Any] | None, port: int, *, reused: bool = False) -> NodeStatus:
-    url = f"http://{HOST}:{port}"
-    if record is None:
-        return NodeStatus(state="stopped", port=port, url=url)
+def _member_state(record: dict[str, Any]) -> State:
     pid = record.get("pid")
     container = record.get("container")
-    state: State
     if container:
-        state = "running" if containers.running(container) else ("dead" if record.get("live") else "stopped")
-    elif pid is None:
-        state = "stopped"
-    else:
-        state = "running" if _is_our_node(int(pid), str(record.get("home"))) else "dead"
+        return "running" if containers.running(container) else ("dead" if record.get("live") else "stopped")
+    if pid is None:
+        return "stopped"
+    return "running" if _is_our_node(int(pid), str(record.get("home"))) else "dead"
+
+
+def _members(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-node records of a cluster record; a single node's record is its own one member."""
+    members: list[dict[str, Any]] = record.get("members") or [record]
+    return members
+
+
+def _node_view(member: dict[str, Any]) -> dict[str, Any]:
+    port = int(member["port"])
+    return {
+        "name": member.get("name") or f"lawindex-{port}",
+        "http_port": port,
+        "transport_port": member.get("transport_port"),
+        "url": f"{member.get('scheme', 'http')}://{HOST}:{port}",
+        "pid": member.get("pid"),
+        "state": _member_state(member),
+        "log": member.get("log"),
+    }
+
+
+def _status_from(record: dict[str, Any] | None, port: int, *, reused: bool = False) -> NodeStatus:
+    if record is None:
+        return NodeStatus(state="stopped", port=port, url=f"http://{HOST}:{port}")
+    views = [_node_view(member) for member in _members(record)]
+    first = _members(record)[0]
+    # A cluster runs while any of its nodes does (it may still serve); each node says its own state.
+    states = {view["state"] for view in views}
+    state: State = "running" if "running" in states else ("dead" if "dead" in states else "stopped")
+    pid = first.get("pid")
     return NodeStatus(
         state=state,
         port=port,
-        url=url,
+        url=",".join(view["url"] for view in views),
         version=record.get("version"),
         pid=int(pid) if pid is not None else None,
-        data_dir=record.get("data_dir"),
+        data_dir=first.get("data_dir"),
         heap=record.get("heap"),
-        log=record.get("log"),
+        log=first.get("log"),
         java=record.get("java"),
-        container=container,
+        container=first.get("container"),
         reused=reused,
         runs=record.get("runs"),
         image=record.get("image"),
         user=record.get("user"),
-        home=record.get("home"),
+        home=first.get("home"),
         note=record.get("note"),
+        nodes=views,
+        ca_certs=record.get("ca_certs"),
+        credentials=record.get("credentials"),
     )
 
 
@@ -414,9 +453,12 @@ def status(port: int = 9200, cache_dir: Path | str | None = None) -> NodeStatus:
 # --- HTTP -----------------------------------------------------------------------------------------
 
 
-def _get_json(url: str, timeout: float = 2.0) -> dict[str, Any] | None:
+def _get_json(
+    url: str, timeout: float = 2.0, context: Any = None, headers: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             body: dict[str, Any] = json.loads(response.read().decode("utf-8"))
             return body
     except (OSError, ValueError, urllib.error.URLError):
@@ -630,15 +672,37 @@ def _spawn_detached(command: list[str], cwd: Path, output: Path, env: dict[str, 
     return int(done.stdout.strip())
 
 
-def node_settings(port: int, extra: dict[str, str], folder: NodeFolder) -> dict[str, str]:
-    """A single node's opensearch.yml: loopback only, its ports, its paths, then `extra`."""
+@dataclass(frozen=True)
+class Cluster:
+    """The cluster a node belongs to: its nodes' HTTP ports (the first names the cluster), and whether it
+    bootstraps (a first start: no node has data yet)."""
+
+    ports: tuple[int, ...]
+    bootstrap: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"lawindex-{self.ports[0]}"
+
+
+def node_settings(
+    port: int, extra: dict[str, Any], folder: NodeFolder, cluster: Cluster | None = None
+) -> dict[str, Any]:
+    """A node's opensearch.yml: loopback only, its ports, its paths, then `extra`. Alone (no `cluster`) it
+    is a single-node cluster; in a cluster it finds the others by their transport ports."""
+    membership: dict[str, Any] = {"discovery.type": "single-node"}
+    if cluster is not None and len(cluster.ports) > 1:
+        membership = {"discovery.seed_hosts": [f"{HOST}:{p + TRANSPORT_OFFSET}" for p in cluster.ports]}
+        if cluster.bootstrap:
+            # Only on the very first start: later starts find the cluster in their data.
+            membership["cluster.initial_cluster_manager_nodes"] = [f"lawindex-{p}" for p in cluster.ports]
     return {
-        "cluster.name": f"lawindex-{port}",
+        "cluster.name": cluster.name if cluster else f"lawindex-{port}",
         "node.name": f"lawindex-{port}",
         "network.host": HOST,
         "http.port": str(port),
         "transport.port": str(port + TRANSPORT_OFFSET),
-        "discovery.type": "single-node",
+        **membership,
         "path.data": str(folder.data),
         "path.logs": str(folder.logs),
         # Small laptop and CI disks would otherwise turn indices read-only at 95 % full.
@@ -648,20 +712,37 @@ def node_settings(port: int, extra: dict[str, str], folder: NodeFolder) -> dict[
 
 
 def _start_distribution(
-    cache: Path, version: str, port: int, heap: str, extra: dict[str, str], note: str
+    cache: Path,
+    version: str,
+    port: int,
+    heap: str,
+    extra: dict[str, Any],
+    note: str,
+    cluster: Cluster | None = None,
+    prepare: Callable[[NodeFolder, RunAs], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """Launch one distribution node (not waiting for it). `prepare`, given the node's fresh folder, adds
+    to its home (a plugin, certificates) and returns settings and record fields (keys with a dot are settings)."""
     java_home, _major = find_java(version)
     dist = distribution.home(version, cache)
     user = run_as(cache)
     folder = NodeFolder(_port_dir(cache, port).resolve(), version)
-    settings = node_settings(port, extra, folder)
-    transport = int(settings["transport.port"]) if settings["transport.port"].isdigit() else None
+    settings = node_settings(port, extra, folder, cluster)
+    transport = int(settings["transport.port"]) if str(settings["transport.port"]).isdigit() else None
     if transport is not None and not _port_free(transport):
         raise NodeError(
             f"transport port {transport} (HTTP port + {TRANSPORT_OFFSET}) on {HOST} is taken",
             hint="use another --port, or --setting transport.port=N",
         )
     prepare_node(folder, dist, settings, heap, user)
+    added: dict[str, Any] = {}
+    if prepare is not None:
+        added = prepare(folder, user)
+        more = {k: v for k, v in added.items() if "." in k}
+        added = {k: v for k, v in added.items() if "." not in k}
+        with (folder.config / "opensearch.yml").open("a", encoding="utf-8") as yml:
+            yml.write("".join(f"{key}: {json.dumps(value)}\n" for key, value in more.items()))
+        _chown_tree(folder.home, user)
     _reachable(folder, user)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -676,9 +757,10 @@ def _start_distribution(
     pid = _spawn_detached(command, folder.root, folder.logs / "stdout.log", env, user)
     return {
         "version": version, "port": port, "heap": heap, "pid": pid, "home": str(folder.home),
-        "data_dir": str(folder.data), "log": str(folder.logs / f"lawindex-{port}.log"), "java": str(java_home),
-        "container": None, "runs": "distribution", "image": None, "user": user.name, "note": note,
-        "modules_added": distribution.modules_added(dist), "started_at": time.time(),
+        "data_dir": str(folder.data), "log": str(folder.logs / f"{settings['cluster.name']}.log"),
+        "java": str(java_home), "container": None, "runs": "distribution", "image": None, "user": user.name,
+        "note": note, "modules_added": distribution.modules_added(dist), "started_at": time.time(),
+        "name": settings["node.name"], "transport_port": transport, **added,
     }  # fmt: skip
 
 
@@ -700,20 +782,31 @@ def start(
     cache_dir: Path | str | None = None,
     settings: dict[str, str] | None = None,
     runtime: str | None = None,
+    nodes: int = 1,
+    secure: bool = False,
 ) -> NodeStatus:
     """A green single-node OpenSearch on 127.0.0.1:port; the one already running there if `start` made it.
 
     `runtime` (else $LAWINDEX_RUNTIME, else auto): `auto` uses Docker where an engine answers and an image
     can be had, else the distribution; `docker` insists on an image; `distribution` never uses Docker.
     `settings` are extra static node settings (`thread_pool.write.queue_size=1` for the tests that force
-    429s); they apply to a node this call starts, not to one it finds running."""
+    429s); they apply to a node this call starts, not to one it finds running.
+
+    `nodes` > 1 starts that many distribution nodes as one cluster on ports port..port+nodes-1 (the record
+    lives at `port`); `secure` starts nodes with the security plugin, TLS and users (see `indexer.security`)."""
     version = version or default_version()
     how = _runtime(runtime)
     if not _HEAP.match(heap):
         raise NodeError(f"heap {heap!r} is not a JVM size like 512m or 2g")
-    if not 1 <= port <= 65535 - TRANSPORT_OFFSET:
+    if not 1 <= nodes <= MAX_NODES:
+        raise BadInput(f"--nodes {nodes}: a local cluster has 1 to {MAX_NODES} nodes")
+    if not 1 <= port <= 65535 - TRANSPORT_OFFSET - nodes + 1:
         raise NodeError(f"port {port} is not a TCP port lawindex can use (1 to {65535 - TRANSPORT_OFFSET})")
     cache = _cache(cache_dir)
+    if nodes > 1 or secure:
+        if how == "docker":
+            raise BadInput("--runtime docker runs a single node without security", hint="use the distribution")
+        return _start_cluster(cache, version, port, heap, settings or {}, nodes, secure)
     url = f"http://{HOST}:{port}"
     with distribution.locked(cache / "nodes" / f"{port}.lock"):
         record = _read_record(cache, port)
@@ -743,6 +836,187 @@ def start(
         return _status_from(record, port)
 
 
+def _start_cluster(
+    cache: Path, version: str, port: int, heap: str, extra: dict[str, str], count: int, secure: bool
+) -> NodeStatus:
+    ports = tuple(range(port, port + count))
+    timeout = GREEN_TIMEOUT_S + CLUSTER_GREEN_EXTRA_S * (count - 1)
+    with distribution.locked(cache / "nodes" / f"{port}.lock"):
+        record = _read_record(cache, port)
+        same = (
+            record is not None
+            and [int(m["port"]) for m in _members(record)] == list(ports)
+            and record.get("version") == version
+            and bool(record.get("secure")) == secure
+            and "members" in record
+        )
+        if record is not None and not same and _status_from(record, port).state == "running":
+            raise NodeError(
+                f"port {port} already runs another OpenSearch started by lawindex "
+                f"({record.get('version')}, {len(_members(record))} node(s))",
+                hint=f"lawindex opensearch stop --port {port}, or pick another --port",
+            )
+        if record is None or not same:
+            for member in ports:
+                if not _port_free(member) or not _port_free(member + TRANSPORT_OFFSET):
+                    raise NodeError(
+                        f"port {member} or {member + TRANSPORT_OFFSET} on {HOST} is taken",
+                        hint="stop what holds it or use another --port",
+                    )
+                # A new cluster: what an earlier node left on these ports belongs to another cluster.
+                shutil.rmtree(NodeFolder(_port_dir(cache, member).resolve(), version).data, ignore_errors=True)
+            record = {"version": version, "heap": heap, "secure": secure, "members": [], "runs": "distribution"}
+            bootstrap = True
+        else:
+            assert record is not None
+            bootstrap = False
+        prepare = _secure_preparer(cache, version, port) if secure else None
+        cluster = Cluster(ports, bootstrap=bootstrap)
+        old = {int(m["port"]): m for m in record.get("members", [])}
+        members: list[dict[str, Any]] = []
+        relaunched = False
+        for member in ports:
+            known = old.get(member)
+            if known is not None and _member_state(known) == "running":
+                members.append(known)
+                continue
+            if known is not None:
+                _wait_port_free(member, DEAD_PORT_GRACE_S)
+                _wait_port_free(member + TRANSPORT_OFFSET, DEAD_PORT_GRACE_S)
+            members.append(_start_distribution(cache, version, member, heap, extra, "a cluster node", cluster, prepare))
+            relaunched = True
+            # Write as we go: a failure later still leaves a record of what runs, for stop.
+            record = {**record, "members": members + [old[p] for p in ports if p in old and p > member]}
+            _write_record(cache, port, record)
+        first = members[0]
+        record = {
+            **record, "members": members, "java": first.get("java"), "user": first.get("user"),
+            "note": (f"{count} distribution nodes on ports {ports[0]}-{ports[-1]}" if count > 1
+                     else "a secured distribution node"),
+            **{k: first[k] for k in ("ca_certs", "credentials", "admin_credentials") if k in first},
+        }  # fmt: skip
+        _write_record(cache, port, record)
+        found = wait_cluster_green(cache, port, timeout)
+        if found != version:
+            raise NodeError(f"asked for OpenSearch {version}, but the cluster on port {port} reports {found}")
+        return _status_from(record, port, reused=not relaunched)
+
+
+def _admin_access(record: dict[str, Any]) -> tuple[Any, dict[str, str]]:
+    """The SSL context and headers that reach a secured record's nodes as admin (none for a plain one)."""
+    if not record.get("secure"):
+        return None, {}
+    import base64
+    import ssl
+
+    context = ssl.create_default_context(cafile=str(record["ca_certs"]))
+    secret = Path(str(record["admin_credentials"])).read_text(encoding="utf-8").strip()
+    token = base64.b64encode(f"admin:{secret}".encode()).decode()
+    return context, {"Authorization": f"Basic {token}"}
+
+
+def wait_cluster_green(cache: Path, port: int, timeout: float = GREEN_TIMEOUT_S) -> str:
+    """Poll the cluster recorded at `port` until all its nodes joined and it is green; its version."""
+    record = _read_record(cache, port)
+    if record is None:
+        raise NodeError(f"lawindex has started no OpenSearch on port {port}")
+    members = _members(record)
+    context, headers = _admin_access(record)
+    deadline = time.monotonic() + timeout
+    seen = ""
+    while time.monotonic() < deadline:
+        views = [_node_view(m) for m in members]
+        if not any(v["state"] == "running" for v in views):
+            log = _log_path(members[0])
+            raise NodeError(
+                f"the OpenSearch nodes on port {port}.. exited while starting" + _log_tail_note(log),
+                hint=f"see {log}" if log else None,
+            )
+        # Every node asked on its own port: a node just relaunched answers only once it has started and
+        # joined, while the others may still report the node it replaces (stopped a moment ago) as a
+        # member of a green cluster. Returning on their word let a rolling restart stop a second node
+        # while the first was still down, and the cluster lost its quorum.
+        answers = [
+            _get_json(
+                f"{view['url']}/_cluster/health?wait_for_status=green&wait_for_nodes={len(members)}&timeout=1s",
+                timeout=5,
+                context=context,
+                headers=headers,
+            )
+            if view["state"] == "running"
+            else None
+            for view in views
+        ]
+        for health in answers:
+            if health:
+                seen = f"{health.get('status')}, {health.get('number_of_nodes')} node(s)"
+        if all(
+            health and health.get("status") == "green" and health.get("number_of_nodes") == len(members)
+            for health in answers
+        ):
+            root = _get_json(views[0]["url"], context=context, headers=headers) or {}
+            return str(root.get("version", {}).get("number", "unknown"))
+        time.sleep(1.0)
+    raise NodeError(
+        f"the OpenSearch cluster on port {port} was not green with {len(members)} node(s) after {timeout:.0f} s"
+        + (f" (last: {seen})" if seen else "")
+        + _log_tail_note(_log_path(members[0]))
+    )
+
+
+def _secure_preparer(cache: Path, version: str, port: int) -> Callable[[NodeFolder, RunAs], dict[str, Any]]:
+    """What makes a node secure: the security plugin installed into its home, the cluster's CA and node
+    certificates and its users (made once, in <cache>/nodes/<port>/secure/, kept across restarts)."""
+    from indexer import security
+
+    plugin = f"opensearch-security-{version}.0"
+    keep = _port_dir(cache, port).resolve() / "secure"
+    java_home, _major = find_java(version)
+
+    def prepare(folder: NodeFolder, user: RunAs) -> dict[str, Any]:
+        zipped = cache / "dist" / f"{plugin}.zip"
+        with distribution.locked(cache / "dist" / f"{plugin}.lock"):
+            if not zipped.is_file():
+                distribution.download(f"org/opensearch/plugin/opensearch-security/{version}.0/{plugin}.zip", zipped)
+        keep.mkdir(parents=True, exist_ok=True)
+        credentials = keep / "credentials.env"
+        admin_file = keep / "admin.password"
+        if not (keep / "lawindex-ca.pem").is_file() or not credentials.is_file() or not admin_file.is_file():
+            security.make_certificates(keep)
+            admin, own = security.password(), security.password()
+            security._write_private(admin_file, (admin + "\n").encode())
+            security._write_private(
+                credentials, f"OPENSEARCH_USER={security.ROLE_NAME}\nOPENSEARCH_PASSWORD={own}\n".encode()
+            )
+            security.write_config(keep / "opensearch-security", security.security_config(admin, own))
+        done = subprocess.run(
+            [str(folder.home / "bin" / "opensearch-plugin"), "install", "--batch", zipped.resolve().as_uri()],
+            capture_output=True, text=True, check=False,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "JAVA_HOME": str(java_home),
+                 "OPENSEARCH_JAVA_HOME": str(java_home), "OPENSEARCH_PATH_CONF": str(folder.config),
+                 "HOME": str(folder.root)},
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise NodeError(f"installing {plugin} failed: {(done.stderr or done.stdout).strip()[-500:]}")
+        for pem in keep.glob("*.pem"):
+            shutil.copy2(pem, folder.config / pem.name)
+        for yml in (keep / "opensearch-security").iterdir():
+            shutil.copy2(yml, folder.config / "opensearch-security" / yml.name)
+        for path in (folder.config, folder.home / "plugins"):
+            _chown_tree(path, user)
+        certificates = security.Certificates(
+            directory=folder.config, ca=folder.config / "lawindex-ca.pem", node=folder.config / "lawindex-node.pem",
+            node_key=folder.config / "lawindex-node-key.pem", admin=folder.config / "lawindex-admin.pem",
+            admin_key=folder.config / "lawindex-admin-key.pem", node_dn=security._NODE_DN, admin_dn=security._ADMIN_DN,
+        )  # fmt: skip
+        return {
+            **security.node_settings(certificates), "scheme": "https", "ca_certs": str(keep / "lawindex-ca.pem"),
+            "credentials": str(credentials), "admin_credentials": str(admin_file),
+        }  # fmt: skip
+
+    return prepare
+
+
 def _launch(cache: Path, version: str, port: int, heap: str, extra: dict[str, str], how: Runtime) -> dict[str, Any]:
     if how == "distribution":
         return _start_distribution(cache, version, port, heap, extra, "asked for the distribution")
@@ -764,39 +1038,62 @@ def _log_path(record: dict[str, Any]) -> Path | None:
     return Path(log) if log else None
 
 
-def stop(port: int = 9200, cache_dir: Path | str | None = None) -> NodeStatus:
-    """End the node `start` started on `port` (by its pid or container), and nothing else; its status after."""
+def _stop_member(member: dict[str, Any]) -> None:
+    """Signal one node to end (SIGTERM; the caller waits)."""
+    if member.get("container"):
+        containers.remove(str(member["container"]))
+        member["live"] = False
+    elif _member_state(member) == "running":
+        os.kill(int(member["pid"]), signal.SIGTERM)
+
+
+def stop(port: int = 9200, cache_dir: Path | str | None = None, node: int | None = None) -> NodeStatus:
+    """End the node(s) `start` started at `port` (by pid or container), and nothing else; the status after.
+    `node` (1-based) ends that one node of a cluster alone."""
     cache = _cache(cache_dir)
     with distribution.locked(cache / "nodes" / f"{port}.lock"):
         record = _read_record(cache, port)
         if record is None:
             return _status_from(None, port)
-        before = _status_from(record, port)
-        if record.get("container"):
-            containers.remove(str(record["container"]))
-            record["live"] = False
-        elif before.state == "running" and before.pid is not None:
-            pid = before.pid
-            home = str(record["home"])
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + STOP_TIMEOUT_S
-            while time.monotonic() < deadline and _is_our_node(pid, home):
-                time.sleep(0.2)
-            if _is_our_node(pid, home):
-                os.kill(pid, signal.SIGKILL)
-        record["pid"] = None
+        members = _members(record)
+        if node is not None and not 1 <= node <= len(members):
+            raise BadInput(f"--node {node}: the cluster on port {port} has nodes 1 to {len(members)}")
+        chosen = members if node is None else [members[node - 1]]
+        running = [m for m in chosen if _member_state(m) == "running"]
+        for member in chosen:
+            _stop_member(member)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while time.monotonic() < deadline and any(_member_state(m) == "running" for m in running):
+            time.sleep(0.2)
+        for member in running:
+            if _member_state(member) == "running":
+                os.kill(int(member["pid"]), signal.SIGKILL)
+        for member in chosen:
+            member["pid"] = None
         _write_record(cache, port, record)
         return _status_from(record, port)
 
 
-def logs(port: int = 9200, lines: int = 50, cache_dir: Path | str | None = None) -> str:
-    """The last `lines` lines the node on `port` logged (its stdout when the log is empty)."""
+def logs(port: int = 9200, lines: int = 50, cache_dir: Path | str | None = None, node: int | None = None) -> str:
+    """The last `lines` lines the node on `port` logged (its stdout when the log is empty); of a cluster,
+    node `node` (1-based; the first by default), or the node whose HTTP port `port` is."""
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     record = _read_record(cache, port)
+    if record is None:
+        # A cluster's later node: its record is the first port's.
+        for path in (cache / "nodes").glob("*/node.json"):
+            found = _read_record(cache, int(path.parent.name)) if path.parent.name.isdigit() else None
+            if found and "members" in found and port in [int(m["port"]) for m in found["members"]]:
+                record = next(m for m in found["members"] if int(m["port"]) == port)
+                break
     if record is None:
         raise NodeError(
             f"lawindex has started no OpenSearch on port {port}", hint=f"lawindex opensearch start --port {port}"
         )
+    members = _members(record)
+    if node is not None and not 1 <= node <= len(members):
+        raise BadInput(f"--node {node}: the cluster on port {port} has nodes 1 to {len(members)}")
+    record = members[(node or 1) - 1]
     if record.get("container"):
         done = subprocess.run(["docker", "logs", "--tail", str(lines), str(record["container"])],
                               capture_output=True, text=True, check=False)  # fmt: skip

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from indexer.corpus import state_code
@@ -36,6 +37,8 @@ START_HINT = "start a local node with `lawindex opensearch start`, or point OPEN
 
 
 DEFAULT_NAMESPACE = "lawindex"
+DEAD_TIMEOUT_S = 2.0
+DEAD_TIMEOUT_DOUBLINGS = 2
 _NAMESPACE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
@@ -75,6 +78,9 @@ class Connection:
     # The first part of every index and alias name, so that several lawindexes (a test run, staging)
     # can share a cluster without touching each other's states.
     namespace: str = DEFAULT_NAMESPACE
+    # Which copy of a shard answers searches and gets (`_primary`, `_replica`, `_local`, ...; OpenSearch's
+    # `preference`): None lets OpenSearch choose. The tests ask both copies to prove them the same.
+    preference: str | None = None
 
     @classmethod
     def from_env(
@@ -90,9 +96,8 @@ class Connection:
         """A connection from the arguments, then OPENSEARCH_URL, OPENSEARCH_USER, OPENSEARCH_PASSWORD,
         LAWINDEX_TIMEOUT, LAWINDEX_RETRIES and LAWINDEX_NAMESPACE."""
         chosen = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
-        check_url(chosen)
         return cls(
-            url=chosen.rstrip("/"),
+            url=",".join(check_urls(chosen)),
             user=os.environ.get("OPENSEARCH_USER") or None,
             password=os.environ.get("OPENSEARCH_PASSWORD") or None,
             ca_certs=ca_certs,
@@ -102,20 +107,40 @@ class Connection:
             namespace=namespace_of(namespace or os.environ.get("LAWINDEX_NAMESPACE") or DEFAULT_NAMESPACE),
         )
 
+    @property
+    def urls(self) -> list[str]:
+        """The cluster's URLs: `url` holds one, or several separated by commas (one node each)."""
+        return [part for part in self.url.split(",") if part]
+
     def client(self, *, check: bool = True) -> OpenSearch:
         """An opensearch-py client for this connection, once the server at the URL has shown that it is
         OpenSearch (`GET /`, see `check_root`); imported here, so that `lawindex --help` stays fast.
         `check=False` skips the request: the client as configured, for a test of its configuration."""
         from opensearchpy import OpenSearch
 
+        # Several URLs: opensearch-py's connection pool sends each request to the next live host (round
+        # robin, hosts shuffled once so that short-lived CLI processes do not all start on the first),
+        # marks a host dead on a connection error and sends the request again to another one; a dead
+        # host is tried again after dead_timeout (60 s, doubling while it stays dead). No sniffing: the
+        # addresses nodes publish need not be the ones this machine reaches them by.
+        hosts = self.urls
         client = OpenSearch(
-            hosts=[self.url],
+            transport_class=_transport(self.preference),
+            hosts=hosts,
+            randomize_hosts=len(hosts) > 1,
             http_auth=(self.user, self.password or "") if self.user else None,
             verify_certs=not self.insecure,
             ssl_show_warn=False,
             ca_certs=self.ca_certs,
             timeout=self.timeout,
-            max_retries=self.retries,
+            # At least one more try than there are other hosts: a request whose host died reaches a live one.
+            max_retries=self.retries if len(hosts) == 1 else max(self.retries, 2 * len(hosts)),
+            # A dead host is tried again after 2 s, doubling to 8 s at most while it stays dead: with the
+            # defaults (60 s, doubling to 32 minutes, and 8 threads each marking it), a node back from a
+            # restart stayed shunned, and when the last node marked alive went down in a rolling restart
+            # every request failed.
+            dead_timeout=DEAD_TIMEOUT_S,
+            timeout_cutoff=DEAD_TIMEOUT_DOUBLINGS,
             # A request that timed out is not sent again: --timeout bounds the wait for a silent
             # cluster. A refused connection is retried (LAWINDEX_RETRIES), which costs nothing.
             retry_on_timeout=False,
@@ -125,6 +150,41 @@ class Connection:
             with talking(self):
                 _VERSIONS[client] = check_root(self, client)
         return client
+
+
+# What a node answers (500) when the node holding the shard copy it routed a request to has just left the
+# cluster (a node stopped, killed or restarting): the request goes again, as the cluster reroutes to
+# another copy within moments. Any other 500 is raised at once.
+_NODE_LEFT = ("node_not_connected_exception", "node_disconnected_exception", "node_closed_exception")
+NODE_LEFT_TRIES = 6
+
+
+def _transport(preference: str | None) -> type[Any]:
+    """An opensearch-py Transport that sends a request again when the node behind its shard left, and
+    (with `preference`) asks every search and get for the copy `preference` names."""
+    from opensearchpy import Transport, TransportError
+
+    class Rerouting(Transport):
+        def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            path = url.split("?", 1)[0]
+            if preference is not None and (
+                path.endswith(("/_search", "/_msearch", "/_count", "/_mget")) or "/_doc/" in path
+            ):
+                params = dict(kwargs.get("params") or {})
+                params.setdefault("preference", preference)
+                kwargs["params"] = params
+            for attempt in range(NODE_LEFT_TRIES):
+                try:
+                    return super().perform_request(method, url, *args, **kwargs)
+                except TransportError as error:
+                    if error.status_code != 500 or str(error.error) not in _NODE_LEFT:
+                        raise
+                    if attempt == NODE_LEFT_TRIES - 1:
+                        raise
+                    time.sleep(0.25 * (attempt + 1))
+            raise AssertionError("unreachable")
+
+    return Rerouting
 
 
 # The version each checked client's server reported, so that nothing asks `GET /` twice.
@@ -189,6 +249,26 @@ _HOST = re.compile(r"[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]")
 # A path prefix, for a cluster behind a proxy that serves it under one (`https://proxy/opensearch`):
 # plain segments only. A segment starting with `_` is an API (`/_search`), never a prefix.
 _PREFIX = re.compile(r"(/(?!_)(?!\.\.?(?:/|$))[A-Za-z0-9._~-]+)*/?")
+
+
+def check_urls(text: str) -> list[str]:
+    """The URLs of a comma-separated list (one or more), each checked by `check_url`, all of one scheme;
+    BadInput otherwise."""
+    urls = [part.strip().rstrip("/") for part in text.split(",")]
+    listed = ",".join(shown(url) if "@" in url else url for url in urls)
+    for url in urls:
+        if not url:
+            raise BadInput(
+                f"not an OpenSearch URL list: {listed!r} (an empty entry)",
+                hint="separate a cluster's URLs by commas: http://127.0.0.1:9200,http://127.0.0.1:9201",
+            )
+        check_url(url)
+    if len({urlsplit(url).scheme for url in urls}) > 1:
+        raise BadInput(
+            f"the URLs {listed!r} mix http and https",
+            hint="one cluster speaks one scheme; list its nodes' URLs with the same one",
+        )
+    return urls
 
 
 def check_url(url: str) -> None:
@@ -303,7 +383,7 @@ def _refused(url: str, error: Exception) -> NoReturn:
         ) from None
     if isinstance(error, os_errors.AuthorizationException):
         raise ClusterRefused(
-            f"OpenSearch at {url} refused the request (403): the user lacks a permission",
+            f"OpenSearch at {url} refused the request (403): the user lacks a permission ({_reason(error)})",
             hint="the user needs read (and, to load, write and manage) on lawindex-* indices",
         ) from None
     status = getattr(error, "status_code", "an error")

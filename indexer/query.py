@@ -190,8 +190,14 @@ class OpenSearchEngine:
     def _refusal_of(self, state: str, error: Exception) -> ClusterRefused:
         """Why a single-document read through the alias was refused (400): the alias points at several
         indices, or at a closed one."""
-        alias = alias_of(state, self.connection.namespace)
-        names = sorted(self.client.indices.get_alias(name=alias))
+        from opensearchpy import AuthorizationException
+
+        namespace = self.connection.namespace
+        alias = alias_of(state, namespace)
+        try:
+            names = sorted(self.client.indices.get_alias(name=alias))
+        except AuthorizationException:  # a user allowed only the namespace's indices (indexer/security.py)
+            names = sorted(self.client.indices.get_alias(index=f"{namespace}-*", name=alias))
         if len(names) > 1:
             return self._refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
         index = names[0] if names else alias

@@ -30,6 +30,21 @@ def load(
     wait: Annotated[
         float, typer.Option("--wait", help="Seconds to wait for another load of the same state to end", min=0)
     ] = 120.0,
+    replicas: Annotated[
+        int | None,
+        typer.Option(
+            "--replicas", min=0, help="Replicas of each new index [default: 0-1, auto-expanded].", show_default=False
+        ),
+    ] = None,
+    green_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--green-timeout",
+            min=0,
+            help="Seconds a new index may take to be green before the load fails [default: 120].",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
@@ -67,6 +82,8 @@ def load(
                 connection,
                 corpora,
                 dry_run=dry_run,
+                replicas=replicas,
+                green_timeout=green_timeout,
                 progress=lambda name, done, _total: bars.update(tasks[name], completed=done),
                 wait=wait,
                 stop=stop,

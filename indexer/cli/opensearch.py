@@ -12,7 +12,8 @@ from indexer.cli import app
 from indexer.cli._common import emit_json, reporting
 
 opensearch = typer.Typer(
-    help="A local single-node OpenSearch on 127.0.0.1: the official image, the image built here, or the distribution.",
+    help="A local OpenSearch node or cluster on 127.0.0.1: the official image, the image built here, or the "
+    "distribution.",
     no_args_is_help=True,
 )
 app.add_typer(opensearch, name="opensearch")
@@ -44,35 +45,56 @@ def start(
             show_default=False,
         ),
     ] = None,
+    nodes: Annotated[
+        int, typer.Option("--nodes", help="How many nodes, one cluster on ports PORT..PORT+N-1 (1 to 5).")
+    ] = 1,
+    secure: Annotated[
+        bool,
+        typer.Option(
+            "--secure",
+            help="The security plugin (2.19.4): TLS with its own CA, an admin and a least-privileged user "
+            "lawindex; status --json gives ca_certs and credentials.",
+        ),
+    ] = False,
     cache_dir: CacheDir = None,
 ) -> None:
-    """Start a node (or find the one already running) and print its URL once it is green."""
+    """Start a node or a cluster (or find the one already running) and print its URL(s) once green."""
     from indexer import node
 
     began = time.monotonic()
     with reporting():
         settings = node.parse_settings(setting or [])
-        typer.echo(f"starting OpenSearch {version or node.default_version()} on port {port} ...", err=True)
+        where = f"port {port}" if nodes == 1 else f"ports {port}-{port + nodes - 1} ({nodes} nodes)"
+        typer.echo(f"starting OpenSearch {version or node.default_version()} on {where} ...", err=True)
         found = node.start(
-            version=version, port=port, heap=heap, cache_dir=cache_dir, settings=settings, runtime=runtime
-        )
+            version=version, port=port, heap=heap, cache_dir=cache_dir, settings=settings, runtime=runtime,
+            nodes=nodes, secure=secure,
+        )  # fmt: skip
     how = "already running" if found.reused else f"green in {time.monotonic() - began:.1f} s"
     typer.echo(f"OpenSearch {found.version} {how}: {found.describe()}", err=True)
     if found.note and not found.reused:
         typer.echo(f"  why: {found.note}", err=True)
+    if found.ca_certs:
+        typer.echo(f"  CA: {found.ca_certs}; credentials (source it): {found.credentials}", err=True)
     typer.echo(found.url)
 
 
+Node = Annotated[
+    int | None, typer.Option("--node", help="One node of a cluster, 1 to N [default: all for stop, 1 for logs].")
+]
+
+
 @opensearch.command()
-def stop(port: Port = 9200, cache_dir: CacheDir = None) -> None:
-    """Stop the node `start` started on the port, and nothing else."""
+def stop(port: Port = 9200, node_number: Node = None, cache_dir: CacheDir = None) -> None:
+    """Stop the node or cluster `start` started at the port (or one node of it), and nothing else."""
     from indexer import node
 
     with reporting():
         before = node.status(port, cache_dir)
-        node.stop(port, cache_dir)
+        node.stop(port, cache_dir, node=node_number)
     said = {"running": "stopped", "dead": "was already dead; record cleared", "stopped": "was not running"}
-    typer.echo(f"OpenSearch on port {port} {said[before.state]}", err=True)
+    which = f" (node {node_number})" if node_number else ""
+    typer.echo(f"OpenSearch on port {port}{which} {said[before.state]}", err=True)
 
 
 @opensearch.command()
@@ -102,9 +124,14 @@ def status(
             ("heap", found.heap),
             ("log", found.log),
             ("java", found.java),
+            ("ca_certs", found.ca_certs),
+            ("creds", found.credentials),
         ):
             if value is not None:
                 typer.echo(f"  {label:<9} {value}")
+        if found.nodes and len(found.nodes) > 1:
+            for number, member in enumerate(found.nodes, 1):
+                typer.echo(f"  node {number}    {member['state']}  {member['url']}  pid {member['pid']}")
     if found.state != "running":
         raise typer.Exit(1)
 
@@ -113,13 +140,14 @@ def status(
 def logs(
     port: Port = 9200,
     lines: Annotated[int, typer.Option("--lines", "-n", help="How many of the last lines.")] = 50,
+    node_number: Node = None,
     cache_dir: CacheDir = None,
 ) -> None:
-    """The last lines of the node's log."""
+    """The last lines of the node's log (of a cluster: --node K, or --port of that node)."""
     from indexer import node
 
     with reporting():
-        typer.echo(node.logs(port, lines, cache_dir))
+        typer.echo(node.logs(port, lines, cache_dir, node=node_number))
 
 
 @opensearch.command()

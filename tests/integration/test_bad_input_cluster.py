@@ -2,17 +2,14 @@
 with no index yet, a bad URL, a wrong password, an unreachable URL. One clear line, a documented exit
 code, never a traceback.
 
-OpenSearch here runs without its security plugin, so a wrong password is met at a tiny local HTTP server
-that answers every request 401, as the security plugin does: a stand-in for the auth layer only.
+A wrong password, a missing permission and an untrusted certificate are met at the real security plugin,
+in tests/integration/test_secure.py.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,35 +23,6 @@ from indexer.query import OpenSearchEngine
 from tests.integration.support import lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-
-
-class _Refusing(BaseHTTPRequestHandler):
-    """Answers as OpenSearch's security plugin does to a request without valid credentials."""
-
-    def _refuse(self) -> None:
-        body = b"Unauthorized"
-        self.send_response(401)
-        self.send_header("WWW-Authenticate", 'Basic realm="OpenSearch Security"')
-        self.send_header("Content-Type", "text/plain; charset=UTF-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = _refuse
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: the test reads what lawindex prints, not the server's log."""
-
-
-@pytest.fixture
-def refusing_url() -> Iterator[str]:
-    """The URL of a server that answers 401 to everything."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
 
 
 def one_line(err: str, *fragments: str) -> str:
@@ -132,26 +100,6 @@ def test_a_path_after_the_host_is_answered_by_the_cluster_and_reported(opensearc
     code, _, err = lawindex("status", env={"OPENSEARCH_URL": opensearch_url + "/not/here"})
     assert code in (3, 4), err
     one_line(err, opensearch_url)
-
-
-def test_a_wrong_password_is_refused_with_exit_4(refusing_url: str) -> None:
-    env = {"OPENSEARCH_URL": refusing_url, "OPENSEARCH_USER": "admin", "OPENSEARCH_PASSWORD": "not-the-password"}
-    for command in (
-        ("status",),
-        ("load", str(CORPORA), "--state", "MD"),
-        ("ask", "MD", "fire", "--engine", "opensearch"),
-    ):
-        code, _, err = lawindex(*command, env=env)
-        assert code == 4, (command, code, err)
-        one_line(err, "refused the credentials (401)")
-        assert "OPENSEARCH_USER and OPENSEARCH_PASSWORD" in err
-        assert "not-the-password" not in err
-    # No credentials at all: the same.
-    code, _, err = lawindex(
-        "status", env={"OPENSEARCH_URL": refusing_url, "OPENSEARCH_USER": "", "OPENSEARCH_PASSWORD": ""}
-    )
-    assert code == 4
-    one_line(err, "401")
 
 
 def test_an_unreachable_url_is_exit_3() -> None:

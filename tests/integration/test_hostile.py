@@ -3,30 +3,21 @@
 - Index names are made only from validated state codes (and a validated namespace).
 - Questions that look like query syntax are words like any others: exactly the reference's answer.
 - Credentials never reach stdout, stderr or a log line, whether the command succeeds or fails.
-- TLS certificates are verified by default; `--insecure` warns every time it is used. The HTTPS side is a
-  TLS-terminating proxy in front of the real node, with a self-signed certificate made in the test.
+- TLS certificates are verified by default. What a refusing or TLS cluster does (401, an untrusted
+  certificate, `--insecure`) is tried on the real security plugin, in tests/integration/test_secure.py.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
-import datetime
-import ipaddress
 import json
 import logging
 import os
 import socket
-import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from indexer import reference
 from indexer.corpus import Corpus, read_corpus
@@ -35,7 +26,6 @@ from indexer.load import load_state
 from indexer.opensearch import Connection, alias_of, namespace_of
 from indexer.query import OpenSearchEngine
 from tests.integration.support import fresh_connection, lawindex
-from tests.integration.test_bad_input_cluster import refusing_url  # noqa: F401  (a fixture)
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 USER = "canary-user-5e1f"
@@ -145,7 +135,6 @@ def test_query_syntax_through_the_command(loaded: Connection, corpus: Corpus, tm
 
 def test_credentials_never_appear_in_output_errors_or_logs(
     loaded: Connection,
-    refusing_url: str,  # noqa: F811
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     secrets = [PASSWORD, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()]
@@ -164,9 +153,6 @@ def test_credentials_never_appear_in_output_errors_or_logs(
         (loaded.url, ("ask", "MD", "fire hydrant", "--json"), 0),
         (loaded.url, ("load", str(CORPORA), "--state", "MD", "--dry-run"), 0),
         (loaded.url, ("ask", "TX", "fire hydrant"), 4),
-        (refusing_url, ("status",), 4),
-        (refusing_url, ("ask", "MD", "fire hydrant"), 4),
-        (refusing_url, ("load", str(CORPORA), "--state", "MD"), 4),
         (nowhere, ("status",), 3),
         (nowhere.replace("http:", "https:"), ("ask", "MD", "fire"), 3),
         (f"http://{USER}:{PASSWORD}@127.0.0.1:9200", ("status",), 2),
@@ -182,7 +168,7 @@ def test_credentials_never_appear_in_output_errors_or_logs(
     logging.getLogger("opensearchpy.trace").setLevel(logging.DEBUG)
     os.environ.update({"OPENSEARCH_USER": USER, "OPENSEARCH_PASSWORD": PASSWORD})
     try:
-        for url in (loaded.url, refusing_url, nowhere):
+        for url in (loaded.url, nowhere):
             connection = Connection.from_env(url, namespace=loaded.namespace, retries=0)
             assert PASSWORD not in repr(connection) and PASSWORD not in str(connection)
             try:
@@ -202,80 +188,6 @@ def test_credentials_never_appear_in_output_errors_or_logs(
 # ---- TLS -------------------------------------------------------------------------------------------
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lawindex test cluster")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
-@pytest.fixture
-def tls_proxy(opensearch_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """An HTTPS URL whose TLS is terminated here and whose bytes go to the real node; and its certificate."""
-    cert, key = _self_signed(tmp_path)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    host, port = opensearch_url.removeprefix("http://").split(":")
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def pipe(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for end in (source, sink):
-                with contextlib.suppress(OSError):
-                    end.shutdown(socket.SHUT_RDWR)
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                raw, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            try:
-                raw.settimeout(None)
-                secure = context.wrap_socket(raw, server_side=True)
-            except (ssl.SSLError, OSError):
-                raw.close()  # a client that refused our certificate: what the test wants to see
-                continue
-            upstream = socket.create_connection((host, int(port)))
-            threading.Thread(target=pipe, args=(secure, upstream), daemon=True).start()
-            threading.Thread(target=pipe, args=(upstream, secure), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"https://127.0.0.1:{server.getsockname()[1]}", cert
-    stop.set()
-    thread.join()
-    server.close()
-
-
 def test_tls_is_verified_by_default(loaded: Connection) -> None:
     # check=False: the client as configured, without its `GET /` (nothing listens on 9200 here).
     pool = Connection.from_env("https://127.0.0.1:9200").client(check=False).transport.get_connection().pool
@@ -283,27 +195,3 @@ def test_tls_is_verified_by_default(loaded: Connection) -> None:
     secure = Connection.from_env("https://127.0.0.1:9200", insecure=True)
     insecure = secure.client(check=False).transport.get_connection().pool
     assert insecure.cert_reqs == "CERT_NONE"
-
-
-def test_a_self_signed_certificate_is_refused_unless_trusted_or_insecure(
-    loaded: Connection, tls_proxy: tuple[str, Path]
-) -> None:
-    url, cert = tls_proxy
-    env = {"OPENSEARCH_URL": url, "LAWINDEX_NAMESPACE": loaded.namespace, "LAWINDEX_RETRIES": "0"}
-    for command in (("status",), ("ask", "MD", "fire hydrant"), ("load", str(CORPORA), "--state", "MD")):
-        code, out, err = lawindex(*command, env=env)
-        assert code == 3, (command, code, err)
-        first = err.splitlines()[0]
-        assert first.startswith(f"error: TLS to {url} failed: ") and "certificate" in first, first
-        assert "_ssl.c" not in first, first  # the reason for people, not OpenSSL's source line
-        assert "--ca-certs" in err
-    # Trusted with --ca-certs: answered, and no warning.
-    code, out, err = lawindex("ask", "MD", "fire hydrant", "--json", "--ca-certs", str(cert), env=env)
-    assert code == 0, err
-    assert json.loads(out)["hits"][0]["id"] == "MD-S01"
-    assert "warning" not in err
-    # --insecure: answered, with a warning on every use, of every command.
-    for command in (("ask", "MD", "fire hydrant", "--json"), ("status",), ("ask", "MD", "school bus"), ("status",)):
-        code, out, err = lawindex(*command, "--insecure", env=env)
-        assert code == 0, (command, err)
-        assert err.count("warning: --insecure") == 1, err

@@ -23,7 +23,7 @@ from typer.testing import CliRunner, Result
 from indexer import reference
 from indexer.cli import app
 from indexer.corpus import read_corpus
-from indexer.errors import CorpusError
+from indexer.errors import BadInput, CorpusError
 from tests.unit.laws import DROP
 from tests.unit.laws import row as line
 
@@ -414,3 +414,37 @@ def test_the_reference_engine_answers_what_the_command_prints() -> None:
     for question in ("how far from a fire hydrant can i park", "fire\x07hydrant park"):
         got = json.loads(ask(question, "--json").stdout)
         assert [hit["id"] for hit in got["hits"]] == reference.ask(corpus, question).ids()
+
+
+def test_several_urls_are_one_cluster_each_checked() -> None:
+    from indexer.opensearch import Connection
+
+    found = Connection.from_env(" http://127.0.0.1:9480/, http://127.0.0.1:9481 ,http://127.0.0.1:9482")
+    assert found.urls == ["http://127.0.0.1:9480", "http://127.0.0.1:9481", "http://127.0.0.1:9482"]
+    assert Connection.from_env("http://127.0.0.1:9480").urls == ["http://127.0.0.1:9480"]
+
+
+@pytest.mark.parametrize(
+    ("urls", "said"),
+    [
+        ("http://127.0.0.1:9480,,http://127.0.0.1:9481", "an empty entry"),
+        ("http://127.0.0.1:9480,", "an empty entry"),
+        ("http://127.0.0.1:9480,https://127.0.0.1:9481", "mix http and https"),
+        ("http://127.0.0.1:9480,ftp://127.0.0.1:9481", "not an OpenSearch URL"),
+        ("http://127.0.0.1:9480,http://127.0.0.1:0", "bad port"),
+    ],
+)
+def test_a_bad_url_in_a_list_is_refused(urls: str, said: str) -> None:
+    from indexer.opensearch import Connection
+
+    with pytest.raises(BadInput, match=said):
+        Connection.from_env(urls)
+
+
+def test_credentials_in_one_url_of_a_list_are_refused_and_never_shown() -> None:
+    from indexer.opensearch import Connection
+
+    with pytest.raises(BadInput) as refused:
+        Connection.from_env("http://127.0.0.1:9480,http://u:s3cret@127.0.0.1:9481")
+    assert "carries credentials" in refused.value.message
+    assert "s3cret" not in f"{refused.value.message} {refused.value.hint}"

@@ -360,3 +360,22 @@ def test_logs_are_the_node_log_else_what_the_jvm_printed(tmp_path: Path) -> None
 def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
     with pytest.raises(NodeError, match="lawindex has started no OpenSearch on port 9459"):
         node.logs(9459, 5, tmp_path)
+
+
+def test_a_cluster_node_finds_the_others_and_bootstraps_only_once(tmp_path: Path) -> None:
+    folder = node.NodeFolder(tmp_path / "9481", "3.8.0")
+    first = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482)))
+    assert first["cluster.name"] == "lawindex-9480"
+    assert first["node.name"] == "lawindex-9481"
+    assert first["discovery.seed_hosts"] == ["127.0.0.1:9580", "127.0.0.1:9581", "127.0.0.1:9582"]
+    assert first["cluster.initial_cluster_manager_nodes"] == ["lawindex-9480", "lawindex-9481", "lawindex-9482"]
+    assert "discovery.type" not in first
+    later = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), bootstrap=False))
+    assert "cluster.initial_cluster_manager_nodes" not in later
+    assert node.node_settings(9480, {}, folder)["discovery.type"] == "single-node"
+
+
+@pytest.mark.parametrize("count", [0, 6])
+def test_a_cluster_of_too_few_or_too_many_nodes_is_refused(count: int, tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="1 to 5"):
+        node.start(port=9480, nodes=count, cache_dir=tmp_path)
