@@ -47,9 +47,9 @@ from indexer.load import load
 from indexer.opensearch import Connection, alias_of
 from indexer.query import _expand
 from indexer.schema import terms_query
-from indexer.verify import corpus_of
 from indexer.words import words
 from tests import synthetic
+from tests.synthetic import corpus_of
 
 LAWINDEX = [sys.executable, "-c", "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"]
 

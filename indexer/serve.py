@@ -59,6 +59,7 @@ from indexer.output import (
     ReadyOut,
     StateOut,
     StatesOut,
+    answer_obj,
     dumps,
     law_obj,
 )
@@ -74,6 +75,7 @@ RETRY_AFTER = 5
 SETTINGS_VARIABLE = "LAWINDEX_SERVE_SETTINGS"
 
 JSON = "application/json"
+JSON_BYTES = JSON.encode()
 
 
 @dataclass(frozen=True)
@@ -241,18 +243,17 @@ class FastAsk:
         if asked is None:
             await self.app(scope, receive, send)
             return
-        try:
-            body = await asyncio.get_running_loop().run_in_executor(self.pool, self._answer, *asked)
-            status, headers = 200, None
-        except LawindexError as error:
-            status = status_of(error)
-            body = dumps(ErrorOut.of(error).json_obj())
-            headers = {"Retry-After": str(RETRY_AFTER)} if status == 503 else None
-        except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
-            logging.getLogger("uvicorn.error").exception("lawindex serve: %s", scope["path"])
-            status, headers = 500, None
-            body = dumps(_internal(error).json_obj())
-        await Response(body.encode("utf-8"), status_code=status, media_type=JSON, headers=headers)(scope, receive, send)
+        # The pool's thread answers the loop's future itself: one wake-up of the loop, without
+        # run_in_executor's second future and the copying of its state (8% of the GIL's time at 8 clients).
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[tuple[int, bytes]] = loop.create_future()
+        self.pool.submit(self._answer, loop, answered, *asked)
+        status, body = await answered
+        headers = [(b"content-type", JSON_BYTES), (b"content-length", str(len(body)).encode())]
+        if status == 503:
+            headers.append((b"retry-after", str(RETRY_AFTER).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     def _plain(self, scope: MutableMapping[str, Any]) -> tuple[str, str, int, bool] | None:
         """(state, question, limit, explain) of a plain ask, or None for FastAPI to take it."""
@@ -272,10 +273,31 @@ class FastAsk:
             return None
         return path.group(1), given["q"], int(limit), explain == "true"
 
-    def _answer(self, state: str, question: str, limit: int, explain: bool) -> str:
-        answer = self.engine.ask(state, question, limit)
-        parts = self.engine.explain(answer) if explain else None
-        return dumps(AnswerOut.of(answer, parts).json_obj())
+    def _answer(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        answered: asyncio.Future[tuple[int, bytes]],
+        state: str,
+        question: str,
+        limit: int,
+        explain: bool,
+    ) -> None:
+        """In a pool thread: the status and body of one question, handed to `answered` on the loop."""
+        try:
+            answer = self.engine.ask(state, question, limit)
+            parts = self.engine.explain(answer) if explain else None
+            status, body = 200, answer_obj(answer, parts)
+        except LawindexError as error:
+            status, body = status_of(error), ErrorOut.of(error).json_obj()
+        except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
+            logging.getLogger("uvicorn.error").exception("lawindex serve: %s %r", state, question)
+            status, body = 500, _internal(error).json_obj()
+        loop.call_soon_threadsafe(_settle, answered, (status, dumps(body).encode("utf-8")))
+
+
+def _settle(future: asyncio.Future[tuple[int, bytes]], result: tuple[int, bytes]) -> None:
+    if not future.done():  # a client that went away cancelled it
+        future.set_result(result)
 
 
 def create_app(connection: Connection) -> FastAPI:
@@ -378,7 +400,7 @@ def create_app(connection: Connection) -> FastAPI:
     ) -> Response:
         answer = engine.ask(state, q, limit)
         parts = engine.explain(answer) if explain else None
-        return _json(AnswerOut.of(answer, parts).json_obj())
+        return _json(answer_obj(answer, parts))
 
     @app.post(
         "/v1/states/{state}/ask",
@@ -402,7 +424,7 @@ def create_app(connection: Connection) -> FastAPI:
                     ).json_obj()
                 )
                 continue
-            answers.append(AnswerOut.of(answer, parts).json_obj())
+            answers.append(answer_obj(answer, parts))
         return _json({"answers": answers})
 
     @app.get(
