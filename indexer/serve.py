@@ -3,13 +3,12 @@
 An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.engines.CheckedOpenSearchEngine`: one
 engine per worker process, shared by every request, so each concrete index's statistics are fetched once
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
-synchronous one, run in the worker's thread pool (FastAPI runs a plain `def` route there), not an async
-rewrite of it: it is the exact engine the CLI and its tests use, and the async client did not win clearly.
-benchmarks/serve.py times the engine's window search both ways, interleaved in one run, on a shared 2-core
-machine; in q/s at 1, 8 and 32 clients, three runs: sync in a thread pool 357/359/410, 352/627/649,
-325/479/477; AsyncOpenSearch 434/288/443, 315/328/510, 392/562/532. Async was ahead at 32 clients by 10-20%,
-behind at 8, either way at 1: less than the machine's own noise, and an async engine would be a second
-copy of the exact ranking to keep equal to the first.
+synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the
+CLI and its tests use, and with its window search on the light path (`indexer.opensearch.Searches`) the
+sync engine in a pool is the fastest transport measured. benchmarks/serve.py, in process, interleaved, q/s
+at 1, 8 and 32 clients on a shared 2-core machine: opensearch-py in a pool 406/660/674, AsyncOpenSearch
+429/740/824, the light path in a pool 644/1,024/1,056 (CPU a search at one client: 1.10, 0.91, 0.40 ms).
+An async engine would also be a second copy of the exact ranking to keep equal to the first.
 
 Every answer is the CLI's `--json` object, serialised by the same call (`indexer.output.dumps`), so the
 bytes are the same; every refusal is `{"error": ..., "hint": ...}` with the CLI's own message, and no
