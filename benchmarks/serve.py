@@ -1,7 +1,7 @@
 """`lawindex serve` against a raw OpenSearch `_search` of the same term queries, over HTTP on loopback.
 
     python benchmarks/serve.py [--url URL] [--laws 6000] [--requests 2000] [--rounds 3] [--workers 1]
-                               [--port 8090] [--memory-states 50 --memory-laws 100000]
+                               [--port 8090] [--memory-states 50 --memory-laws 100000] [--against DIR]
 
 A Texas-size generated corpus is loaded in a namespace of this run's own and `lawindex serve` started on
 it (its own process, as users run it). Then, with 1, 8 and 32 concurrent clients (one aiohttp session
@@ -9,7 +9,10 @@ each side, keep-alive, the same connection limit), rounds alternate between:
 
 - serve: `GET /v1/states/TX/ask?q=...` (the exact answer: expansion, window, re-scoring, JSON);
 - raw:   `POST /<alias>/_search` with `indexer.schema.terms_query(terms)` of the same question, size 8
-         (the terms computed before the clock starts, so the raw side does no Python work at all).
+         (the terms computed and the body serialized before the clock starts, so the raw side does no
+         Python work at all): what a client asking OpenSearch itself for the top 8 would send;
+- before (with --against DIR): `lawindex serve` run from another checkout's source (DIR, e.g. an older
+         commit's `git archive`), in this run's virtual environment: the service before a change.
 
 Each round asks the same questions on both sides; q/s is requests over the round's wall time, p50/p99 of
 each request's latency. Targets on a 2-core machine: at 1 client, serve's p50 no more than 1 ms over
@@ -47,9 +50,9 @@ from indexer.load import load
 from indexer.opensearch import Connection, alias_of
 from indexer.query import _expand
 from indexer.schema import terms_query
-from indexer.verify import corpus_of
 from indexer.words import words
 from tests import synthetic
+from tests.synthetic import corpus_of
 
 LAWINDEX = [sys.executable, "-c", "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"]
 
@@ -59,12 +62,16 @@ def percentile(values: Sequence[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def start_serve(env: dict[str, str], port: int, workers: int) -> tuple[subprocess.Popen[bytes], float]:
-    """`lawindex serve` on `port`, and the seconds from its start to its first 200 on /readyz."""
+def start_serve(
+    env: dict[str, str], port: int, workers: int, source: str | None = None
+) -> tuple[subprocess.Popen[bytes], float]:
+    """`lawindex serve` on `port` (from the checkout at `source`, if given), and the seconds from its start to
+    its first 200 on /readyz."""
     began = time.perf_counter()
     process = subprocess.Popen(
         [*LAWINDEX, "serve", "--port", str(port), "--workers", str(workers)],
-        env={**os.environ, **env},
+        env={**os.environ, **env, **({"PYTHONPATH": source} if source else {})},
+        cwd=source,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -128,14 +135,24 @@ async def round_of(request: Request, count: int, clients: int) -> tuple[float, l
 
 
 def compare(
-    serve_url: str, raw_url: str, alias: str, questions: list[str], bodies: list[bytes], args: argparse.Namespace
+    serve_urls: dict[str, str],
+    raw_url: str,
+    alias: str,
+    questions: list[str],
+    bodies: list[bytes],
+    args: argparse.Namespace,
 ) -> None:
-    async def serve(session: aiohttp.ClientSession, number: int) -> None:
-        async with session.get(
-            f"{serve_url}/v1/states/TX/ask", params={"q": questions[number % len(questions)]}
-        ) as response:
-            assert response.status == 200, await response.text()
-            await response.read()
+    """Rounds of each side in turn (the order rotating), at 1, 8 and 32 clients: q/s, p50 and p99."""
+
+    def asker(url: str) -> Request:
+        async def serve(session: aiohttp.ClientSession, number: int) -> None:
+            async with session.get(
+                f"{url}/v1/states/TX/ask", params={"q": questions[number % len(questions)]}
+            ) as response:
+                assert response.status == 200, await response.text()
+                await response.read()
+
+        return serve
 
     async def raw(session: aiohttp.ClientSession, number: int) -> None:
         async with session.post(
@@ -146,37 +163,51 @@ def compare(
             assert response.status == 200, await response.text()
             await response.read()
 
-    print(f"\n{'clients':>7} {'side':<6}{'q/s':>9}{'p50 ms':>9}{'p99 ms':>9}")
+    sides: list[tuple[str, Request]] = [(name, asker(url)) for name, url in serve_urls.items()]
+    sides.append(("raw", raw))
+    print(
+        "each side: one aiohttp session per round, keep-alive, as many connections as clients; raw is "
+        'POST /<alias>/_search {"size": 8, "query": <the same term queries>}, the body serialized beforehand'
+    )
+    print(f"\n{'clients':>7} {'side':<7}{'q/s':>9}{'p50 ms':>9}{'p99 ms':>9}")
     for clients in (1, 8, 32):
-        results: dict[str, tuple[list[float], list[float]]] = {"serve": ([], []), "raw": ([], [])}
+        results: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name, _ in sides}
         for number in range(args.rounds):
-            order = (("serve", serve), ("raw", raw)) if number % 2 == 0 else (("raw", raw), ("serve", serve))
-            for name, request in order:
+            turn = number % len(sides)
+            for name, request in sides[turn:] + sides[:turn]:
                 rate, latencies = asyncio.run(round_of(request, args.requests, clients))
                 results[name][0].append(rate)
                 results[name][1].extend(latencies)
-        for name in ("serve", "raw"):
+        for name, _ in sides:
             rates, latencies = results[name]
             print(
-                f"{clients:>7} {name:<6}{statistics.median(rates):>9.0f}"
+                f"{clients:>7} {name:<7}{statistics.median(rates):>9.0f}"
                 f"{percentile(latencies, 50):>9.2f}{percentile(latencies, 99):>9.2f}"
             )
-        serve_rate, raw_rate = statistics.median(results["serve"][0]), statistics.median(results["raw"][0])
-        over = percentile(results["serve"][1], 50) - percentile(results["raw"][1], 50)
-        print(
-            f"{clients:>7} {'ratio':<6}{serve_rate / raw_rate:>8.2f}x   p50 +{over:.2f} ms"
-            + ("   (target: p50 at most +1 ms)" if clients == 1 else "")
-            + ("   (target: q/s at least 0.60x)" if clients == 32 else "")
-        )
+        raw_rate, raw_p50 = statistics.median(results["raw"][0]), percentile(results["raw"][1], 50)
+        for name in serve_urls:
+            rate = statistics.median(results[name][0])
+            over = percentile(results[name][1], 50) - raw_p50
+            label = "ratio" if name == "serve" else name[:6]
+            print(
+                f"{clients:>7} {label:<7}{rate / raw_rate:>8.2f}x   p50 {over:+.2f} ms"
+                + ("   (target: p50 at most +1 ms)" if clients == 1 and name == "serve" else "")
+                + ("   (target: q/s at least 0.60x)" if clients == 32 and name == "serve" else "")
+            )
 
 
 def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]], count: int) -> None:
-    """The engine's window search, by the sync client in a thread pool and by AsyncOpenSearch, in process."""
+    """The engine's window search, in process: by opensearch-py's sync client in a thread pool (the service
+    before), by the light path (`indexer.opensearch.Searches`) in a thread pool (the service now), and by
+    AsyncOpenSearch awaited on the loop."""
     from opensearchpy import AsyncOpenSearch
 
-    sync_client = connection.client()
+    from indexer.opensearch import Searches
 
-    async def run(clients: int, use_async: bool) -> tuple[float, float]:
+    sync_client = connection.client()
+    light = Searches(connection, sync_client)
+
+    async def run(clients: int, transport: str) -> tuple[float, float]:
         pool = ThreadPoolExecutor(max_workers=40)  # anyio's default, which FastAPI's `def` routes run in
         async_client = AsyncOpenSearch(hosts=[connection.url], timeout=connection.timeout, pool_maxsize=32)
         latencies: list[float] = []
@@ -185,8 +216,10 @@ def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]],
 
         async def one(number: int) -> None:
             body = bodies[number % len(bodies)]
-            if use_async:
+            if transport == "async":
                 await async_client.search(index=alias, body=body)
+            elif transport == "light":
+                await loop.run_in_executor(pool, lambda: light.search(alias, body))
             else:
                 await loop.run_in_executor(pool, lambda: sync_client.search(index=alias, body=body))
 
@@ -208,16 +241,29 @@ def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]],
         pool.shutdown()
         return count / seconds, percentile(latencies, 50)
 
-    print(f"\nthe window search (size 16), in process\n{'clients':>7} {'transport':<22}{'q/s':>9}{'p50 ms':>9}")
+    names = {
+        "sync": "opensearch-py, pool",
+        "light": "light path, pool",
+        "async": "AsyncOpenSearch",
+    }
+    print(
+        f"\nthe window search (size 16), in process; CPU is this process's, a search"
+        f"\n{'clients':>7} {'transport':<22}{'q/s':>9}{'p50 ms':>9}{'CPU ms':>9}"
+    )
     for clients in (1, 8, 32):
-        found: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-        for number in range(4):
-            for use_async in (False, True) if number % 2 == 0 else (True, False):
-                found[use_async].append(asyncio.run(run(clients, use_async)))
-        for use_async, name in ((False, "sync in a thread pool"), (True, "AsyncOpenSearch")):
-            rates = [rate for rate, _ in found[use_async]]
-            p50s = [p50 for _, p50 in found[use_async]]
-            print(f"{clients:>7} {name:<22}{statistics.median(rates):>9.0f}{statistics.median(p50s):>9.2f}")
+        found: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
+        for number in range(3):
+            turn = number % len(names)
+            for transport in [*names][turn:] + [*names][:turn]:
+                cpu = time.process_time()
+                rate, p50 = asyncio.run(run(clients, transport))
+                found[transport].append((rate, p50, (time.process_time() - cpu) / count * 1000))
+        for transport, name in names.items():
+            rates, p50s, cpus = zip(*found[transport], strict=True)
+            print(
+                f"{clients:>7} {name:<22}{statistics.median(rates):>9.0f}{statistics.median(p50s):>9.2f}"
+                f"{statistics.median(cpus):>9.2f}"
+            )
 
 
 def memory(connection: Connection, env: dict[str, str], port: int, states: int, laws: int) -> None:
@@ -270,6 +316,9 @@ def main() -> None:
     parser.add_argument("--memory-states", type=int, default=0)
     parser.add_argument("--memory-laws", type=int, default=100_000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["compare", "transport", "memory"])
+    parser.add_argument(
+        "--against", default=None, help="a checkout whose `lawindex serve` is run too, as the side `before`"
+    )
     args = parser.parse_args()
 
     connection = Connection.from_env(args.url, namespace=f"lawindex_bench{int(time.time()) % 100000}")
@@ -299,13 +348,20 @@ def main() -> None:
 
         if "compare" not in args.skip:
             process, _ = start_serve(env, args.port, args.workers)
+            before = start_serve(env, args.port + 1, args.workers, args.against)[0] if args.against else None
+            urls = {"serve": f"http://127.0.0.1:{args.port}"}
+            if args.against:
+                urls["before"] = f"http://127.0.0.1:{args.port + 1}"
             try:
                 print(
                     f"lawindex serve --workers {args.workers}; {args.requests} requests a round, {args.rounds} rounds"
+                    + (f"; before: {args.against}" if args.against else "")
                 )
-                compare(f"http://127.0.0.1:{args.port}", connection.url, alias, questions, bodies, args)
+                compare(urls, connection.url, alias, questions, bodies, args)
             finally:
                 code = stop_serve(process)
+                if before is not None:
+                    stop_serve(before)
                 print(f"lawindex serve exited {code} on SIGTERM")
         if "transport" not in args.skip:
             windows = [{"size": 16, "track_total_hits": False, "query": terms_query(t)} for t in terms]

@@ -35,6 +35,9 @@ DEFAULT_MIRROR = "http://deb.debian.org/debian"
 HOME = "usr/share/opensearch"
 UID = 1000
 CONTENT_LABEL = "lawindex.content"
+# The Debian root file system alone, as an image: what the service's Dockerfile builds FROM where no
+# registry answers (docker-compose.yml's LAWINDEX_BASE_IMAGE), the same base the OpenSearch image has.
+BASE_IMAGE = f"lawindex/debian:{SUITE}"
 # Bumped whenever what goes into the image changes in a way the digest below cannot see.
 IMAGE_LAYOUT = "1"
 # Not needed to run a server, and a third of a JDK's size.
@@ -314,3 +317,28 @@ def build(version: str | None = None, cache_dir: Path | str | None = None) -> st
             raise NodeError(f"docker import of {name} failed: {said[-1] if said else f'exit {code}'}")
     _say(f"built {name} (content {digest}) in {time.monotonic() - began:.0f} s")
     return name
+
+
+def base(cache_dir: Path | str | None = None) -> str:
+    """`lawindex/debian:bookworm`, the cached root file system imported as it is (or found imported); its name.
+
+    The Dockerfile of `lawindex serve` builds FROM `debian:bookworm-slim` where a registry answers; here
+    none does, and this is the same Debian (minbase, with curl) the OpenSearch image is made of."""
+    problem = containers.engine_problem()
+    if problem is not None:
+        raise NodeError(f"no Docker engine answers: {problem}", hint="start dockerd (or set DOCKER_HOST), then retry")
+    cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
+    began = time.monotonic()
+    tarball, digest = rootfs(cache)
+    digest = digest[:16]
+    if containers.image_label(BASE_IMAGE, CONTENT_LABEL) == digest:
+        _say(f"{BASE_IMAGE} is up to date (content {digest}); checked in {time.monotonic() - began:.1f} s")
+        return BASE_IMAGE
+    command = ["docker", "import", "-c", "ENV LANG=C.UTF-8", "-c", 'CMD ["bash"]',
+               "-c", f"LABEL {CONTENT_LABEL}={digest}", str(tarball), BASE_IMAGE]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        raise NodeError(f"docker import of {BASE_IMAGE} failed: {said[-1] if said else f'exit {done.returncode}'}")
+    _say(f"imported {BASE_IMAGE} (content {digest}) in {time.monotonic() - began:.1f} s")
+    return BASE_IMAGE

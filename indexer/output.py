@@ -35,6 +35,7 @@ __all__ = [
     "ReadyOut",
     "StateOut",
     "StatesOut",
+    "answer_obj",
     "dumps",
 ]
 
@@ -99,6 +100,32 @@ class AnswerOut(_Out):
                 for number, hit in enumerate(answer.hits)
             ],
         )
+
+
+def answer_obj(answer: Answer, parts: Sequence[Sequence[Contribution]] | None = None) -> dict[str, Any]:
+    """`AnswerOut.of(answer, parts).json_obj()`, built directly: what the CLI prints and the service answers.
+
+    The model's construction and dump were 0.06 ms of the service's 1 ms of CPU a question, on the path
+    every question takes; the model stays the documented schema, and tests/unit/test_output.py holds this
+    object equal to its dump (and valid by it) for answers with and without explain, and with no hits.
+    """
+    hits: list[dict[str, Any]] = []
+    for number, hit in enumerate(answer.hits):
+        law = hit.law
+        out: dict[str, Any] = {"id": law.id, "kind": law.kind, "score": hit.score, "law": law.law}
+        if parts is not None:
+            out["explain"] = [
+                {"word": p.word, "tf": p.tf, "df": p.df, "idf": p.idf, "length": p.length, "score": p.score}
+                for p in parts[number]
+            ]
+        hits.append(out)
+    return {
+        "state": answer.state,
+        "question": answer.question,
+        "words": list(answer.words),
+        "terms": list(answer.terms),
+        "hits": hits,
+    }
 
 
 def law_obj(law: Law) -> dict[str, Any]:

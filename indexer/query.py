@@ -28,7 +28,7 @@ from indexer.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.corpus import Law, state_code
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
 from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
-from indexer.opensearch import Connection, alias_of, server_version, talking
+from indexer.opensearch import Connection, Searches, alias_of, server_version, talking
 from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
 from indexer.scoring import K1, exact_term_score, idf
 from indexer.spelling import Vocabulary
@@ -91,6 +91,7 @@ class OpenSearchEngine:
         self.window = window
         self.page = page  # rows a request of a family asks for
         self._client: OpenSearch | None = None
+        self._searches: Searches | None = None
         # Statistics per concrete index, as the spec's WeakMap keys its Index by the laws array: a
         # reload makes a new index, so another generation never reads this one's counts.
         self._statistics: dict[str, IndexStatistics] = {}
@@ -108,6 +109,13 @@ class OpenSearchEngine:
         if self._client is None:
             self._client = self.connection.client()
         return self._client
+
+    @property
+    def searches(self) -> Searches:
+        """The searches of a question's window (and a family's pages), on their lighter path."""
+        if self._searches is None:
+            self._searches = Searches(self.connection, self.client)
+        return self._searches
 
     def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
         """The laws of `state` that best answer `question`, best first; exactly the reference's answer."""
@@ -318,7 +326,7 @@ class OpenSearchEngine:
         from opensearchpy import NotFoundError, TransportError
 
         try:
-            result: dict[str, Any] = self.client.search(index=alias_of(state, self.connection.namespace), body=body)
+            result = self.searches.search(alias_of(state, self.connection.namespace), body)
         except NotFoundError as error:
             if self._serving.get(state) is not None:
                 self._serving.pop(state, None)

@@ -3,13 +3,12 @@
 An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.engines.CheckedOpenSearchEngine`: one
 engine per worker process, shared by every request, so each concrete index's statistics are fetched once
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
-synchronous one, run in the worker's thread pool (FastAPI runs a plain `def` route there), not an async
-rewrite of it: it is the exact engine the CLI and its tests use, and the async client did not win clearly.
-benchmarks/serve.py times the engine's window search both ways, interleaved in one run, on a shared 2-core
-machine; in q/s at 1, 8 and 32 clients, three runs: sync in a thread pool 357/359/410, 352/627/649,
-325/479/477; AsyncOpenSearch 434/288/443, 315/328/510, 392/562/532. Async was ahead at 32 clients by 10-20%,
-behind at 8, either way at 1: less than the machine's own noise, and an async engine would be a second
-copy of the exact ranking to keep equal to the first.
+synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the
+CLI and its tests use, and with its window search on the light path (`indexer.opensearch.Searches`) the
+sync engine in a pool is the fastest transport measured. benchmarks/serve.py, in process, interleaved, q/s
+at 1, 8 and 32 clients on a shared 2-core machine: opensearch-py in a pool 406/660/674, AsyncOpenSearch
+429/740/824, the light path in a pool 644/1,024/1,056 (CPU a search at one client: 1.10, 0.91, 0.40 ms).
+An async engine would also be a second copy of the exact ranking to keep equal to the first.
 
 Every answer is the CLI's `--json` object, serialised by the same call (`indexer.output.dumps`), so the
 bytes are the same; every refusal is `{"error": ..., "hint": ...}` with the CLI's own message, and no
@@ -59,6 +58,7 @@ from indexer.output import (
     ReadyOut,
     StateOut,
     StatesOut,
+    answer_obj,
     dumps,
     law_obj,
 )
@@ -74,6 +74,7 @@ RETRY_AFTER = 5
 SETTINGS_VARIABLE = "LAWINDEX_SERVE_SETTINGS"
 
 JSON = "application/json"
+JSON_BYTES = JSON.encode()
 
 
 @dataclass(frozen=True)
@@ -241,18 +242,17 @@ class FastAsk:
         if asked is None:
             await self.app(scope, receive, send)
             return
-        try:
-            body = await asyncio.get_running_loop().run_in_executor(self.pool, self._answer, *asked)
-            status, headers = 200, None
-        except LawindexError as error:
-            status = status_of(error)
-            body = dumps(ErrorOut.of(error).json_obj())
-            headers = {"Retry-After": str(RETRY_AFTER)} if status == 503 else None
-        except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
-            logging.getLogger("uvicorn.error").exception("lawindex serve: %s", scope["path"])
-            status, headers = 500, None
-            body = dumps(_internal(error).json_obj())
-        await Response(body.encode("utf-8"), status_code=status, media_type=JSON, headers=headers)(scope, receive, send)
+        # The pool's thread answers the loop's future itself: one wake-up of the loop, without
+        # run_in_executor's second future and the copying of its state (8% of the GIL's time at 8 clients).
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[tuple[int, bytes]] = loop.create_future()
+        self.pool.submit(self._answer, loop, answered, *asked)
+        status, body = await answered
+        headers = [(b"content-type", JSON_BYTES), (b"content-length", str(len(body)).encode())]
+        if status == 503:
+            headers.append((b"retry-after", str(RETRY_AFTER).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     def _plain(self, scope: MutableMapping[str, Any]) -> tuple[str, str, int, bool] | None:
         """(state, question, limit, explain) of a plain ask, or None for FastAPI to take it."""
@@ -272,10 +272,31 @@ class FastAsk:
             return None
         return path.group(1), given["q"], int(limit), explain == "true"
 
-    def _answer(self, state: str, question: str, limit: int, explain: bool) -> str:
-        answer = self.engine.ask(state, question, limit)
-        parts = self.engine.explain(answer) if explain else None
-        return dumps(AnswerOut.of(answer, parts).json_obj())
+    def _answer(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        answered: asyncio.Future[tuple[int, bytes]],
+        state: str,
+        question: str,
+        limit: int,
+        explain: bool,
+    ) -> None:
+        """In a pool thread: the status and body of one question, handed to `answered` on the loop."""
+        try:
+            answer = self.engine.ask(state, question, limit)
+            parts = self.engine.explain(answer) if explain else None
+            status, body = 200, answer_obj(answer, parts)
+        except LawindexError as error:
+            status, body = status_of(error), ErrorOut.of(error).json_obj()
+        except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
+            logging.getLogger("uvicorn.error").exception("lawindex serve: %s %r", state, question)
+            status, body = 500, _internal(error).json_obj()
+        loop.call_soon_threadsafe(_settle, answered, (status, dumps(body).encode("utf-8")))
+
+
+def _settle(future: asyncio.Future[tuple[int, bytes]], result: tuple[int, bytes]) -> None:
+    if not future.done():  # a client that went away cancelled it
+        future.set_result(result)
 
 
 def create_app(connection: Connection) -> FastAPI:
@@ -378,7 +399,7 @@ def create_app(connection: Connection) -> FastAPI:
     ) -> Response:
         answer = engine.ask(state, q, limit)
         parts = engine.explain(answer) if explain else None
-        return _json(AnswerOut.of(answer, parts).json_obj())
+        return _json(answer_obj(answer, parts))
 
     @app.post(
         "/v1/states/{state}/ask",
@@ -402,7 +423,7 @@ def create_app(connection: Connection) -> FastAPI:
                     ).json_obj()
                 )
                 continue
-            answers.append(AnswerOut.of(answer, parts).json_obj())
+            answers.append(answer_obj(answer, parts))
         return _json({"answers": answers})
 
     @app.get(

@@ -74,9 +74,9 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
 
 def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None) -> None:
     if as_json:
-        from indexer.output import AnswerOut
+        from indexer.output import answer_obj
 
-        emit_json(AnswerOut.of(answer, parts).json_obj())
+        emit_json(answer_obj(answer, parts))
         return
     typer.echo(f"words: {' '.join(answer.words)}")
     for number, hit in enumerate(answer.hits):

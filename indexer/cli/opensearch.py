@@ -156,10 +156,18 @@ def image(
         str | None, typer.Option("--version", help="OpenSearch version [default: the pinned 3.x].")
     ] = None,
     cache_dir: CacheDir = None,
+    base: Annotated[
+        bool,
+        typer.Option(
+            "--base",
+            help="Only its Debian base, lawindex/debian:bookworm: what the lawindex service's Dockerfile builds "
+            "FROM with no registry (LAWINDEX_BASE_IMAGE).",
+        ),
+    ] = False,
 ) -> None:
     """Build the image lawindex/opensearch:VERSION with no registry; print its name last."""
     from indexer import image as images
 
     with reporting():
-        name = images.build(version=version, cache_dir=cache_dir)
+        name = images.base(cache_dir) if base else images.build(version=version, cache_dir=cache_dir)
     typer.echo(name)

@@ -1,18 +1,25 @@
-"""docker-compose.yml as the README uses it: up, healthy, load, ask, down -v."""
+"""docker-compose.yml as the README uses it: up, healthy, load, ask, the service answers as the CLI, down -v."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 
 import pytest
 
-from tests.docker.conftest import REPO, lawindex_cli, wait_for
+from indexer import image
+from tests.docker.conftest import REPO, get_json, lawindex_cli, wait_for
 
-PROJECT = "lawindex-compose-test"
+PROJECT = os.environ.get("LAWINDEX_COMPOSE_PROJECT", "lawindex-compose-test")
+# What the Dockerfile copies (.dockerignore lets nothing else in).
+CONTEXT = ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "indexer", "mappings", "node")
+QUESTIONS = ["how far from a fire hydrant can i park", "how long must i hold my learners permit", "parkng on a hil"]
 
 
 def _compose() -> list[str]:
@@ -25,10 +32,49 @@ def _compose() -> list[str]:
     return [legacy]
 
 
+@pytest.fixture(scope="session")
+def service_image(local_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The `lawindex` service's image, built by the Dockerfile FROM lawindex's Debian base (no registry here),
+    with a wheelhouse made by this machine's pip in its context (this machine's containers may not reach
+    PyPI themselves); named as docker-compose.yml names it, so that `up` uses it."""
+    name = f"{PROJECT}-lawindex:test"
+    context = tmp_path_factory.mktemp("lawindex-image")
+    for part in CONTEXT:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, context / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, context / part)
+    began = time.monotonic()
+    base = image.base()
+    wheels = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"), str(context)],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert wheels.returncode == 0, wheels.stderr
+    wheeled = time.monotonic()
+    built = subprocess.run(
+        ["docker", "build", "-q", "--build-arg", f"BASE_IMAGE={base}", "-t", name, str(context)],
+        capture_output=True, text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    print(
+        f"\nthe lawindex service's image {name}: wheels {wheeled - began:.0f} s, "
+        f"docker build {time.monotonic() - wheeled:.0f} s"
+    )
+    return name
+
+
 @pytest.fixture
-def compose_up(local_image: str, base_port: int) -> Iterator[tuple[list[str], dict[str, str], str]]:
+def compose_up(local_image: str, service_image: str, base_port: int) -> Iterator[tuple[list[str], dict[str, str], str]]:
     port = base_port + 7
-    env = {"OPENSEARCH_IMAGE": local_image, "OPENSEARCH_PORT": str(port)}
+    serve_port = int(os.environ.get("LAWINDEX_DOCKER_SERVE_PORT", str(base_port + 8)))
+    env = {
+        "OPENSEARCH_IMAGE": local_image,
+        "OPENSEARCH_PORT": str(port),
+        "LAWINDEX_IMAGE": service_image,
+        "LAWINDEX_PORT": str(serve_port),
+    }
     command = [*_compose(), "-p", PROJECT, "-f", str(REPO / "docker-compose.yml")]
     full_env = {**os.environ, **env}
     began = time.monotonic()
@@ -40,8 +86,8 @@ def compose_up(local_image: str, base_port: int) -> Iterator[tuple[list[str], di
         subprocess.run([*command, "down", "-v"], env=full_env, check=False, capture_output=True, cwd=REPO, timeout=300)
 
 
-def _health(command: list[str], env: dict[str, str]) -> str:
-    ids = subprocess.run([*command, "ps", "-q", "opensearch"], env=env, capture_output=True, text=True, cwd=REPO)
+def _health(command: list[str], env: dict[str, str], service: str = "opensearch") -> str:
+    ids = subprocess.run([*command, "ps", "-q", service], env=env, capture_output=True, text=True, cwd=REPO)
     container = ids.stdout.strip()
     if not container:
         return "missing"
@@ -66,6 +112,19 @@ def test_compose_up_healthy_load_ask_down(compose_up: tuple[list[str], dict[str,
     lines = asked.stdout.splitlines()
     assert lines[0] == "words: far fire hydrant park"
     assert lines[1].startswith("TX-S01 ")
+
+    # The service beside it: ready once a state is loaded, and answering as `lawindex ask --json` does.
+    wait_for("compose service lawindex", lambda: _health(command, env, "lawindex") in ("healthy", "unhealthy"))
+    assert _health(command, env, "lawindex") == "healthy"
+    served = f"http://127.0.0.1:{env['LAWINDEX_PORT']}"
+    for question in QUESTIONS:
+        cli = lawindex_cli("ask", "TX", question, "--json", "--url", url)
+        assert cli.returncode == 0, cli.stderr
+        expected = json.loads(cli.stdout)
+        answer = get_json(f"{served}/v1/states/TX/ask?{urllib.parse.urlencode({'q': question})}")
+        assert [hit["id"] for hit in answer["hits"]] == [hit["id"] for hit in expected["hits"]]
+        assert answer == expected
+        assert answer["hits"], question  # each question reaches laws: the ids compared are not two empty lists
 
     volumes = subprocess.run(["docker", "volume", "ls", "-q"], capture_output=True, text=True, check=True).stdout
     assert f"{PROJECT}_opensearch-data" in volumes.split()
