@@ -32,6 +32,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -678,11 +679,24 @@ class Cluster:
     bootstraps (a first start: no node has data yet)."""
 
     ports: tuple[int, ...]
+    # Written into each member's folder (`owner`): a folder that another cluster took over is not this one's.
+    id: str
     bootstrap: bool = True
 
     @property
     def name(self) -> str:
         return f"lawindex-{self.ports[0]}"
+
+
+OWNER_FILE = "owner"
+
+
+def folder_owner(cache: Path, port: int) -> str | None:
+    """Whose the node folder at `port` is: `node PORT` for a single node, a cluster's id, or None (none yet)."""
+    try:
+        return (_port_dir(cache, port) / OWNER_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
 
 
 def node_settings(
@@ -727,6 +741,11 @@ def _start_distribution(
     dist = distribution.home(version, cache)
     user = run_as(cache)
     folder = NodeFolder(_port_dir(cache, port).resolve(), version)
+    owner = cluster.id if cluster is not None else f"node {port}"
+    if cluster is None and folder_owner(cache, port) not in (owner, None):
+        # A cluster took this single node's folder over since: its data holds that cluster's state, which
+        # a single node must not start from. (A cluster's own start decides for its members: `_same_cluster`.)
+        shutil.rmtree(folder.data, ignore_errors=True)
     settings = node_settings(port, extra, folder, cluster)
     transport = int(settings["transport.port"]) if str(settings["transport.port"]).isdigit() else None
     if transport is not None and not _port_free(transport):
@@ -753,6 +772,7 @@ def _start_distribution(
         "OPENSEARCH_JAVA_HOME": str(java_home),
         "OPENSEARCH_PATH_CONF": str(folder.config),
     }
+    (folder.root / OWNER_FILE).write_text(owner + "\n", encoding="utf-8")
     command = [str(folder.home / "bin" / "opensearch"), "-p", str(folder.root / "opensearch.pid")]
     pid = _spawn_detached(command, folder.root, folder.logs / "stdout.log", env, user)
     return {
@@ -843,13 +863,7 @@ def _start_cluster(
     timeout = GREEN_TIMEOUT_S + CLUSTER_GREEN_EXTRA_S * (count - 1)
     with distribution.locked(cache / "nodes" / f"{port}.lock"):
         record = _read_record(cache, port)
-        same = (
-            record is not None
-            and [int(m["port"]) for m in _members(record)] == list(ports)
-            and record.get("version") == version
-            and bool(record.get("secure")) == secure
-            and "members" in record
-        )
+        same = _same_cluster(cache, record, ports, version, secure)
         if record is not None and not same and _status_from(record, port).state == "running":
             raise NodeError(
                 f"port {port} already runs another OpenSearch started by lawindex "
@@ -865,13 +879,16 @@ def _start_cluster(
                     )
                 # A new cluster: what an earlier node left on these ports belongs to another cluster.
                 shutil.rmtree(NodeFolder(_port_dir(cache, member).resolve(), version).data, ignore_errors=True)
-            record = {"version": version, "heap": heap, "secure": secure, "members": [], "runs": "distribution"}
+            record = {
+                "version": version, "heap": heap, "secure": secure, "members": [], "runs": "distribution",
+                "id": f"cluster {port} {uuid.uuid4().hex}",
+            }  # fmt: skip
             bootstrap = True
         else:
             assert record is not None
             bootstrap = False
         prepare = _secure_preparer(cache, version, port) if secure else None
-        cluster = Cluster(ports, bootstrap=bootstrap)
+        cluster = Cluster(ports, str(record["id"]), bootstrap=bootstrap)
         old = {int(m["port"]): m for m in record.get("members", [])}
         members: list[dict[str, Any]] = []
         relaunched = False
@@ -900,6 +917,23 @@ def _start_cluster(
         if found != version:
             raise NodeError(f"asked for OpenSearch {version}, but the cluster on port {port} reports {found}")
         return _status_from(record, port, reused=not relaunched)
+
+
+def _same_cluster(
+    cache: Path, record: dict[str, Any] | None, ports: tuple[int, ...], version: str, secure: bool
+) -> bool:
+    """Whether `record` (at ports[0]) is the cluster asked for, to be started again from its nodes' data:
+    the same ports, version and security, and every member folder still its own. Another cluster on
+    overlapping ports, started since, took a folder over (and its data): this one cannot form again from
+    what is left, and starts anew."""
+    return (
+        record is not None
+        and "members" in record
+        and [int(m["port"]) for m in _members(record)] == list(ports)
+        and record.get("version") == version
+        and bool(record.get("secure")) == secure
+        and all(folder_owner(cache, member) == record.get("id") for member in ports)
+    )
 
 
 def _admin_access(record: dict[str, Any]) -> tuple[Any, dict[str, str]]:

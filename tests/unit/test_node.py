@@ -364,13 +364,13 @@ def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
 
 def test_a_cluster_node_finds_the_others_and_bootstraps_only_once(tmp_path: Path) -> None:
     folder = node.NodeFolder(tmp_path / "9481", "3.8.0")
-    first = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482)))
+    first = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), "cluster 9480 a"))
     assert first["cluster.name"] == "lawindex-9480"
     assert first["node.name"] == "lawindex-9481"
     assert first["discovery.seed_hosts"] == ["127.0.0.1:9580", "127.0.0.1:9581", "127.0.0.1:9582"]
     assert first["cluster.initial_cluster_manager_nodes"] == ["lawindex-9480", "lawindex-9481", "lawindex-9482"]
     assert "discovery.type" not in first
-    later = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), bootstrap=False))
+    later = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), "cluster 9480 a", bootstrap=False))
     assert "cluster.initial_cluster_manager_nodes" not in later
     assert node.node_settings(9480, {}, folder)["discovery.type"] == "single-node"
 
@@ -379,3 +379,22 @@ def test_a_cluster_node_finds_the_others_and_bootstraps_only_once(tmp_path: Path
 def test_a_cluster_of_too_few_or_too_many_nodes_is_refused(count: int, tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="1 to 5"):
         node.start(port=9480, nodes=count, cache_dir=tmp_path)
+
+
+def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path) -> None:
+    """Three nodes on 9485-9487 stopped, then three on 9486-9488: 9486's and 9487's folders (and data)
+    are the second cluster's. The first, started again, must not count on them: it starts anew (it waited
+    for a quorum from data that was the other cluster's, and was never green)."""
+    first = {"version": "3.8.0", "members": [{"port": p} for p in (9485, 9486, 9487)], "id": "cluster 9485 a"}
+    for port in (9485, 9486, 9487):
+        (tmp_path / "nodes" / str(port)).mkdir(parents=True)
+        (tmp_path / "nodes" / str(port) / node.OWNER_FILE).write_text("cluster 9485 a\n")
+    ports = (9485, 9486, 9487)
+    assert node._same_cluster(tmp_path, first, ports, "3.8.0", False)
+    assert not node._same_cluster(tmp_path, first, ports, "2.19.6", False)
+    assert not node._same_cluster(tmp_path, first, ports, "3.8.0", True)
+    assert not node._same_cluster(tmp_path, first, (9485, 9486), "3.8.0", False)
+    (tmp_path / "nodes" / "9486" / node.OWNER_FILE).write_text("cluster 9486 b\n")
+    assert not node._same_cluster(tmp_path, first, ports, "3.8.0", False)
+    assert node.folder_owner(tmp_path, 9486) == "cluster 9486 b"
+    assert node.folder_owner(tmp_path, 9499) is None
