@@ -12,7 +12,7 @@ from indexer.corpus import Law
 RETRIEVED_LAWS = 8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One law an engine returned, with its score, its place in the corpus (which breaks ties), and what
     its exact score was computed from: the count of each scored term it has, and its length in words.

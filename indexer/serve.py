@@ -11,9 +11,9 @@ machine; in q/s at 1, 8 and 32 clients, three runs: sync in a thread pool 357/35
 behind at 8, either way at 1: less than the machine's own noise, and an async engine would be a second
 copy of the exact ranking to keep equal to the first.
 
-Every answer is the CLI's `--json` object, serialised by the same call (`indexer.output.dumps`), so the
-bytes are the same; every refusal is `{"error": ..., "hint": ...}` with the CLI's own message, and no
-traceback ever reaches a response.
+Every answer is the CLI's `--json` object, serialised by the same calls (`indexer.output.answer_json`
+for an answer, `indexer.output.dumps` for the rest), so the bytes are the same; every refusal is
+`{"error": ..., "hint": ...}` with the CLI's own message, and no traceback ever reaches a response.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ from indexer.output import (
     ReadyOut,
     StateOut,
     StatesOut,
+    answer_json,
     dumps,
     law_obj,
 )
@@ -275,7 +276,7 @@ class FastAsk:
     def _answer(self, state: str, question: str, limit: int, explain: bool) -> str:
         answer = self.engine.ask(state, question, limit)
         parts = self.engine.explain(answer) if explain else None
-        return dumps(AnswerOut.of(answer, parts).json_obj())
+        return answer_json(answer, parts)
 
 
 def create_app(connection: Connection) -> FastAPI:
@@ -378,7 +379,7 @@ def create_app(connection: Connection) -> FastAPI:
     ) -> Response:
         answer = engine.ask(state, q, limit)
         parts = engine.explain(answer) if explain else None
-        return _json(AnswerOut.of(answer, parts).json_obj())
+        return Response(answer_json(answer, parts).encode("utf-8"), media_type=JSON)
 
     @app.post(
         "/v1/states/{state}/ask",
