@@ -4,22 +4,20 @@ The CLI prints `model.json_obj()` with `json.dumps(..., ensure_ascii=False)`, an
 the very same calls (`dumps`, and `answer_json` below), so a question asked either way gives the same
 bytes; the service's OpenAPI schema is generated from these models, never written by hand.
 
-An answer, the line printed most, is written by `answer_json` straight from the `Answer`: the same
-bytes as `dumps(AnswerOut.of(answer, parts).json_obj())` (tests/unit/test_output.py holds them equal),
-without a pydantic model per answer and per hit. Through the models, printing Texas's 3,000 answers
-took 190 ms of a 1.4 s `ask --from`; written directly, a third of that.
+An answer, the line printed most, is written by `answer_json` (indexer.answers) straight from the
+`Answer`: the same bytes as `dumps(AnswerOut.of(answer, parts).json_obj())` (tests/unit/test_output.py
+holds them equal), without a pydantic model per answer and per hit.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from indexer.answers import answer_json
 from indexer.corpus import Law
 
 if TYPE_CHECKING:
@@ -206,38 +204,3 @@ class ReadyOut(BaseModel):
 def dumps(obj: dict[str, Any]) -> str:
     """One object as one line of JSON, exactly as the CLI prints it (without the line end)."""
     return json.dumps(obj, ensure_ascii=False)
-
-
-def _number(value: float) -> str:
-    """A float field as `json.dumps` writes it (after pydantic made it a float): its repr when finite."""
-    number = float(value)
-    return float.__repr__(number) if math.isfinite(number) else json.dumps(number)
-
-
-def _strings(values: Sequence[str]) -> str:
-    return f"[{', '.join(map(encode_basestring, values))}]"
-
-
-def _explained(parts: Sequence[Contribution]) -> str:
-    objects = (
-        f'{{"word": {encode_basestring(part.word)}, "tf": {int(part.tf)}, "df": {int(part.df)}, '
-        f'"idf": {_number(part.idf)}, "length": {int(part.length)}, "score": {_number(part.score)}}}'
-        for part in parts
-    )
-    return f"[{', '.join(objects)}]"
-
-
-def answer_json(answer: Answer, parts: Sequence[Sequence[Contribution]] | None = None) -> str:
-    """`dumps(AnswerOut.of(answer, parts).json_obj())`, the same bytes, written straight from `answer`."""
-    hits = []
-    for number, hit in enumerate(answer.hits):
-        law = hit.law
-        explained = "" if parts is None else f', "explain": {_explained(parts[number])}'
-        hits.append(
-            f'{{"id": {encode_basestring(law.id)}, "kind": {encode_basestring(law.kind)}, '
-            f'"score": {_number(hit.score)}, "law": {encode_basestring(law.law)}{explained}}}'
-        )
-    return (
-        f'{{"state": {encode_basestring(answer.state)}, "question": {encode_basestring(answer.question)}, '
-        f'"words": {_strings(answer.words)}, "terms": {_strings(answer.terms)}, "hits": [{", ".join(hits)}]}}'
-    )

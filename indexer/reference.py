@@ -153,16 +153,18 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> tuple[list[i
     # the spec sorts all and slices, which is the same list. The edge is the limit-th best among one
     # word's laws when it has enough (`limit` distinct laws score at least that, so the limit-th best of
     # all does too): a partition of a few hundred scores instead of every law's, a third of the time.
+    # (ndarray methods, not their np.* wrappers: a few microseconds a question, 10% of the ranking.)
     lo, hi = widest
     if hi - lo >= limit:
-        among = scores[post_laws[lo:hi]]
-        edge = np.partition(among, len(among) - limit)[len(among) - limit]
+        among = scores[post_laws[lo:hi]]  # a copy: partitioned in place
+        among.partition(hi - lo - limit)
+        edge = among[hi - lo - limit]
     else:
         edge = np.partition(scores, laws - limit)[laws - limit] if laws > limit else 0.0
-    matched = np.flatnonzero(scores >= edge) if edge > 0 else np.flatnonzero(scores)
+    matched = (scores >= edge).nonzero()[0] if edge > 0 else scores.nonzero()[0]
     values = scores[matched]
     # Stable, on indices in corpus order: equal scores keep corpus order, as Array.prototype.sort does.
-    order = np.argsort(-values, kind="stable")[:limit]
+    order = (-values).argsort(kind="stable")[:limit]
     return matched[order].tolist(), values[order].tolist()
 
 

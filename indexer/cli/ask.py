@@ -75,7 +75,7 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
 
 def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None, flush: bool = True) -> None:
     if as_json:
-        from indexer.output import answer_json
+        from indexer.answers import answer_json
 
         emit_line(answer_json(answer, parts), flush)
         return
