@@ -65,8 +65,8 @@ class Answer:
 # An answer as one line of JSON: `dumps(AnswerOut.of(answer, parts).json_obj())` of indexer.output, the
 # same bytes (tests/unit/test_output.py holds them equal), written straight from the Answer. Through a
 # pydantic model per answer and per hit, printing Texas's 3,000 answers took 190 ms of a 1.4 s
-# `ask --from FILE --json`; written directly, a third of that. Here rather than beside the models, so
-# that printing an answer does not build the dozen models of the service's schema (10 ms at start).
+# `ask --from FILE --json`; written directly, less than half of that. Here rather than beside the models,
+# so that printing an answer does not build the dozen models of the service's schema (8 ms at start).
 def _number(value: float) -> str:
     """A float field as `json.dumps` writes it (after pydantic made it a float): its repr when finite."""
     number = float(value)
