@@ -1,8 +1,12 @@
 """The JSON lawindex prints and serves: one set of pydantic models for `--json` and for `lawindex serve`.
 
 The CLI prints `model.json_obj()` with `json.dumps(..., ensure_ascii=False)`, and the service answers with
-the very same call (`dumps`), so a question asked either way gives the same bytes; the service's OpenAPI
-schema is generated from these models, never written by hand.
+the very same calls (`dumps`, and `answer_json` below), so a question asked either way gives the same
+bytes; the service's OpenAPI schema is generated from these models, never written by hand.
+
+An answer, the line printed most, is written by `answer_json` (indexer.answers) straight from the
+`Answer`: the same bytes as `dumps(AnswerOut.of(answer, parts).json_obj())` (tests/unit/test_output.py
+holds them equal), without a pydantic model per answer and per hit.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from indexer.answers import answer_json
 from indexer.corpus import Law
 
 if TYPE_CHECKING:
@@ -35,7 +40,7 @@ __all__ = [
     "ReadyOut",
     "StateOut",
     "StatesOut",
-    "answer_obj",
+    "answer_json",
     "dumps",
 ]
 
@@ -100,32 +105,6 @@ class AnswerOut(_Out):
                 for number, hit in enumerate(answer.hits)
             ],
         )
-
-
-def answer_obj(answer: Answer, parts: Sequence[Sequence[Contribution]] | None = None) -> dict[str, Any]:
-    """`AnswerOut.of(answer, parts).json_obj()`, built directly: what the CLI prints and the service answers.
-
-    The model's construction and dump were 0.06 ms of the service's 1 ms of CPU a question, on the path
-    every question takes; the model stays the documented schema, and tests/unit/test_output.py holds this
-    object equal to its dump (and valid by it) for answers with and without explain, and with no hits.
-    """
-    hits: list[dict[str, Any]] = []
-    for number, hit in enumerate(answer.hits):
-        law = hit.law
-        out: dict[str, Any] = {"id": law.id, "kind": law.kind, "score": hit.score, "law": law.law}
-        if parts is not None:
-            out["explain"] = [
-                {"word": p.word, "tf": p.tf, "df": p.df, "idf": p.idf, "length": p.length, "score": p.score}
-                for p in parts[number]
-            ]
-        hits.append(out)
-    return {
-        "state": answer.state,
-        "question": answer.question,
-        "words": list(answer.words),
-        "terms": list(answer.terms),
-        "hits": hits,
-    }
 
 
 def law_obj(law: Law) -> dict[str, Any]:

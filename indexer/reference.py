@@ -119,14 +119,15 @@ def expand(question: str, stats: Statistics) -> tuple[list[str], list[str]]:
     return asked_words, terms
 
 
-def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-    """(law index, score) of the best `limit` laws for `terms`, best first, equal scores in corpus order."""
+def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
+    """The law indexes of the best `limit` laws for `terms` and their scores, best first, equal scores in
+    corpus order."""
     if limit < 0:
         raise ValueError(f"limit must be 0 or more, got {limit}")
     laws = len(stats.counts)
     if not terms or limit == 0 or not laws:
-        return []
-    scores = np.zeros(laws, dtype=np.float64)
+        return [], []
+    scores: npt.NDArray[np.float64] | None = None
     offsets, post_laws, post_scores, rank, dense = (
         stats.offsets, stats.post_laws, stats.post_scores, stats.rank, stats.dense
     )  # fmt: skip
@@ -135,29 +136,36 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> list[tuple[i
         w = rank[term]
         row = dense.get(w)
         if row is not None:
-            scores += row  # 0.0 where the law lacks the word: x + 0.0 is x
+            # 0.0 where the law lacks the word: x + 0.0 is x. The first term's row is the sums so far
+            # (0.0 + x is x): copied, not added to zeros.
+            scores = row.copy() if scores is None else np.add(scores, row, out=scores)
         else:
+            if scores is None:
+                scores = np.zeros(laws, dtype=np.float64)
             lo, hi = offsets[w], offsets[w + 1]
             # A law appears once in a word's postings, so the fancy-indexed add adds each term once.
             scores[post_laws[lo:hi]] += post_scores[lo:hi]
             if hi - lo > widest[1] - widest[0]:
                 widest = (lo, hi)
+    assert scores is not None
     # Every term score is > 0: a law sharing no word stays at 0. Keep every law scoring at least an
     # `edge` no higher than the limit-th best score (ties at the edge included), then sort only those:
     # the spec sorts all and slices, which is the same list. The edge is the limit-th best among one
     # word's laws when it has enough (`limit` distinct laws score at least that, so the limit-th best of
     # all does too): a partition of a few hundred scores instead of every law's, a third of the time.
+    # (ndarray methods, not their np.* wrappers: a few microseconds a question, 10% of the ranking.)
     lo, hi = widest
     if hi - lo >= limit:
-        among = scores[post_laws[lo:hi]]
-        edge = np.partition(among, len(among) - limit)[len(among) - limit]
+        among = scores[post_laws[lo:hi]]  # a copy: partitioned in place
+        among.partition(hi - lo - limit)
+        edge = among[hi - lo - limit]
     else:
         edge = np.partition(scores, laws - limit)[laws - limit] if laws > limit else 0.0
-    matched = np.flatnonzero(scores >= edge) if edge > 0 else np.flatnonzero(scores)
+    matched = (scores >= edge).nonzero()[0] if edge > 0 else scores.nonzero()[0]
     values = scores[matched]
     # Stable, on indices in corpus order: equal scores keep corpus order, as Array.prototype.sort does.
-    order = np.argsort(-values, kind="stable")[:limit]
-    return list(zip(matched[order].tolist(), values[order].tolist(), strict=True))
+    order = (-values).argsort(kind="stable")[:limit]
+    return matched[order].tolist(), values[order].tolist()
 
 
 def score(laws: Sequence[Law], question: str, limit: int = RETRIEVED_LAWS) -> list[Hit]:
@@ -185,11 +193,13 @@ def ask(corpus: Corpus, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
 
 def _hits(stats: Statistics, laws: Sequence[Law], terms: Sequence[str], limit: int) -> list[Hit]:
     """The best `limit` laws as hits, each with what its score was computed from (tf per term, length)."""
+    indexes, values = _ranked(stats, terms, limit)
+    counts_of, lengths = stats.counts, stats.lengths
     hits = []
-    for index, value in _ranked(stats, terms, limit):
-        counts = stats.counts[index]
+    for index, value in zip(indexes, values, strict=True):
+        counts = counts_of[index]
         tfs = {term: counts[term] for term in terms if term in counts}
-        hits.append(Hit(laws[index], value, index, tfs, stats.lengths[index]))
+        hits.append(Hit(laws[index], value, index, tfs, lengths[index]))
     return hits
 
 

@@ -10,9 +10,9 @@ at 1, 8 and 32 clients on a shared 2-core machine: opensearch-py in a pool 406/6
 429/740/824, the light path in a pool 644/1,024/1,056 (CPU a search at one client: 1.10, 0.91, 0.40 ms).
 An async engine would also be a second copy of the exact ranking to keep equal to the first.
 
-Every answer is the CLI's `--json` object, serialised by the same call (`indexer.output.dumps`), so the
-bytes are the same; every refusal is `{"error": ..., "hint": ...}` with the CLI's own message, and no
-traceback ever reaches a response.
+Every answer is the CLI's `--json` object, serialised by the same calls (`indexer.output.answer_json`
+for an answer, `indexer.output.dumps` for the rest), so the bytes are the same; every refusal is
+`{"error": ..., "hint": ...}` with the CLI's own message, and no traceback ever reaches a response.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from indexer.output import (
     ReadyOut,
     StateOut,
     StatesOut,
-    answer_obj,
+    answer_json,
     dumps,
     law_obj,
 )
@@ -285,13 +285,13 @@ class FastAsk:
         try:
             answer = self.engine.ask(state, question, limit)
             parts = self.engine.explain(answer) if explain else None
-            status, body = 200, answer_obj(answer, parts)
+            status, text = 200, answer_json(answer, parts)
         except LawindexError as error:
-            status, body = status_of(error), ErrorOut.of(error).json_obj()
+            status, text = status_of(error), dumps(ErrorOut.of(error).json_obj())
         except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
             logging.getLogger("uvicorn.error").exception("lawindex serve: %s %r", state, question)
-            status, body = 500, _internal(error).json_obj()
-        loop.call_soon_threadsafe(_settle, answered, (status, dumps(body).encode("utf-8")))
+            status, text = 500, dumps(_internal(error).json_obj())
+        loop.call_soon_threadsafe(_settle, answered, (status, text.encode("utf-8")))
 
 
 def _settle(future: asyncio.Future[tuple[int, bytes]], result: tuple[int, bytes]) -> None:
@@ -399,7 +399,7 @@ def create_app(connection: Connection) -> FastAPI:
     ) -> Response:
         answer = engine.ask(state, q, limit)
         parts = engine.explain(answer) if explain else None
-        return _json(answer_obj(answer, parts))
+        return Response(answer_json(answer, parts).encode("utf-8"), media_type=JSON)
 
     @app.post(
         "/v1/states/{state}/ask",
@@ -411,20 +411,23 @@ def create_app(connection: Connection) -> FastAPI:
     def ask_many(state: State, batch: Annotated[BatchIn, Body()]) -> Response:
         code = state_code(state)
         check_question("", batch.limit)
-        answers: list[dict[str, Any]] = []
+        # Each element's JSON text, as `dumps({"answers": [...]})` would write it.
+        answers: list[str] = []
         for question in batch.questions:
             try:
                 answer = engine.ask(code, question, batch.limit)
                 parts = engine.explain(answer) if batch.explain else None
             except LawindexError as error:
                 answers.append(
-                    QuestionErrorOut(
-                        question=question, error=error.message, hint=error.hint, status=status_of(error)
-                    ).json_obj()
+                    dumps(
+                        QuestionErrorOut(
+                            question=question, error=error.message, hint=error.hint, status=status_of(error)
+                        ).json_obj()
+                    )
                 )
                 continue
-            answers.append(answer_obj(answer, parts))
-        return _json({"answers": answers})
+            answers.append(answer_json(answer, parts))
+        return Response(f'{{"answers": [{", ".join(answers)}]}}'.encode(), media_type=JSON)
 
     @app.get(
         "/v1/states/{state}/families/{family}",

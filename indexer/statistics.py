@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from indexer.corpus import Law
-from indexer.words import ranked, ranked_text, words_of_texts
+from indexer.words import iter_words_of_texts, ranked, ranked_text
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,17 +37,17 @@ def count(laws: Sequence[Law]) -> Counts:
     nor the average)."""
     is_ranked = [ranked(law) for law in laws]
     texts = [ranked_text(law) for law, kept in zip(laws, is_ranked, strict=True) if kept]
-    tokenized = iter(words_of_texts(texts))
+    tokenized = iter_words_of_texts(texts)
     counts: list[dict[str, int]] = []
     lengths: list[int] = []
     # Each law's distinct words one law after another, so that the vocabulary is in the spec's order:
     # a word enters when the first law that has it is counted.
     distinct: list[str] = []
     for kept in is_ranked:
-        tokens = next(tokenized) if kept else []
-        law_counts = Counter(tokens)  # a dict in first-occurrence order, counted in C
+        # A dict in first-occurrence order, counted in C from the words as they are made (no list of them).
+        law_counts = Counter(next(tokenized)) if kept else Counter()
         counts.append(law_counts)
-        lengths.append(len(tokens))
+        lengths.append(sum(law_counts.values()))
         distinct.extend(law_counts)
     size = len(texts)
     total = sum(lengths)  # a process row's length is 0: the sum is the ranked laws'

@@ -7,7 +7,7 @@ the two equal on every law of every corpus and on generated Unicode.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -81,6 +81,11 @@ def _spaced(text: str) -> str:
 
 def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
     """`[words(text) for text in texts]`, by C-level steps over all the texts at once."""
+    return [list(text_words) for text_words in iter_words_of_texts(texts)]
+
+
+def iter_words_of_texts(texts: Sequence[str]) -> Iterator[Iterator[str]]:
+    """`words_of_texts(texts)`, each text's words an iterator: counted as they are made, they need no list."""
     judged = _Judged()
     judge = judged.__getitem__
     joined = "\0".join(texts)
@@ -91,4 +96,4 @@ def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
         spaced = _spaced(joined).split("\0") if texts else []
     else:
         spaced = [_spaced(text.replace("\0", " ")) for text in texts]
-    return [list(filter(None, map(judge, part.split()))) for part in spaced]
+    return (filter(None, map(judge, part.split())) for part in spaced)

@@ -31,10 +31,17 @@ def reporting() -> Iterator[None]:
         raise typer.Exit(error.exit_code) from None
 
 
-def emit_json(obj: Any) -> None:
+def emit_json(obj: Any, flush: bool = True) -> None:
     """One JSON object on one line of stdout."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    emit_line(json.dumps(obj, ensure_ascii=False), flush)
+
+
+def emit_line(line: str, flush: bool = True) -> None:
+    """One line on stdout; flushed unless `flush` is False (a batch read from a file, flushed at its end:
+    a flush per line was a write per line, 3,000 for Texas's questions)."""
+    sys.stdout.write(line + "\n")
+    if flush:
+        sys.stdout.flush()
 
 
 # Connection options, shared by every command that talks to OpenSearch so a user learns them once.

@@ -20,6 +20,7 @@ from indexer.cli._common import (
     UrlOption,
     connect,
     emit_json,
+    emit_line,
     reporting,
 )
 from indexer.errors import LawindexError
@@ -72,11 +73,11 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
         raise BadInput(f"{source}: cannot read questions: {error.strerror or error}") from None
 
 
-def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None) -> None:
+def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None, flush: bool = True) -> None:
     if as_json:
-        from indexer.output import answer_obj
+        from indexer.answers import answer_json
 
-        emit_json(answer_obj(answer, parts))
+        emit_line(answer_json(answer, parts), flush)
         return
     typer.echo(f"words: {' '.join(answer.words)}")
     for number, hit in enumerate(answer.hits):
@@ -177,6 +178,9 @@ def ask(
             return
     failed = 0
     printed = False
+    # Answers to standard input are flushed one by one (a program may wait for each); answers to a file's
+    # questions are written in the buffer's blocks, and flushed at the end (main) or before an error.
+    flush = from_file in (None, "-")
     with reporting():
         for number, asked in _questions(from_file or "-"):
             try:
@@ -186,7 +190,8 @@ def ask(
             except LawindexError as error:
                 # One question that fails does not end the batch: it is reported, and the batch goes on.
                 failed = max(failed, error.exit_code)
-                where = "stdin" if from_file in (None, "-") else from_file
+                where = "stdin" if flush else from_file
+                sys.stdout.flush()  # the answers before it come before its error, on a terminal too
                 typer.echo(f"error: {where}:{number}: {error.message}", err=True)
                 if as_json:
                     text = asked if isinstance(asked, str) else None
@@ -194,7 +199,7 @@ def ask(
                 continue
             if printed and not as_json:
                 typer.echo("")
-            _print(answer, as_json, chosen.explain(answer) if explain else None)
+            _print(answer, as_json, chosen.explain(answer) if explain else None, flush)
             printed = True
     if failed:
         raise typer.Exit(failed)

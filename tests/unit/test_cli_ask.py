@@ -78,6 +78,26 @@ def test_from_a_file(corpora: Path, tmp_path: Path) -> None:
     assert "MD-S03  Use headlights" in out
 
 
+def test_json_from_a_file_is_the_models_bytes(corpora: Path, tmp_path: Path) -> None:
+    # Answers are written straight from the Answer (indexer.output.answer_json); each line is still what
+    # the pydantic models print, explained or not.
+    from indexer import reference
+    from indexer.corpus import read_corpus
+    from indexer.explain import explain
+    from indexer.output import AnswerOut, dumps
+
+    asked = ["how far from a fire hydrant can i park", "behing a firehydrant", "how can i", 'sunset "lights"']
+    questions = tmp_path / "questions.txt"
+    questions.write_text("".join(question + "\n" for question in asked), encoding="utf-8")
+    corpus = read_corpus(corpora / "MD.jsonl")
+    for extra in ([], ["--explain"]):
+        code, out, _ = run("MD", "--from", str(questions), "--json", "--corpora", str(corpora), *extra)
+        assert code == 0
+        answers = [reference.ask(corpus, question) for question in asked]
+        parts = [explain(answer, reference.statistics(corpus.laws)) if extra else None for answer in answers]
+        assert out.splitlines() == [dumps(AnswerOut.of(a, p).json_obj()) for a, p in zip(answers, parts, strict=True)]
+
+
 def test_limit(corpora: Path) -> None:
     code, out, _ = run("MD", "park", "--limit", "1", "--corpora", str(corpora))
     assert code == 0 and len(out.splitlines()) == 2

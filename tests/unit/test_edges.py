@@ -267,3 +267,24 @@ def test_a_closed_pipe_ends_the_batch_quietly_with_141(tmp_path: Path) -> None:
         os.close(writer)
     assert done.returncode == 141
     assert done.stderr == b""
+
+
+def test_a_batch_from_a_file_keeps_its_answers_and_errors_in_order(tmp_path: Path) -> None:
+    # Answers to a file's questions are written in blocks, not flushed line by line; a question that
+    # fails still comes after the answers before it and before those after it, on one merged stream.
+    questions = tmp_path / "questions.txt"
+    questions.write_text("fire hydrant\n" * 300 + "park " * 401 + "\n" + "headlights\n" * 3, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", MAIN, "ask", "TX", "--from", str(questions), "--json", "--engine", "reference",
+         "--corpora", str(CORPORA)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == 300 + 2 + 3
+    assert all(json.loads(line)["question"] == "fire hydrant" for line in lines[:300])
+    assert lines[300] == f"error: {questions}:301: the question has 2,005 characters, more than the 2,000 accepted"
+    assert json.loads(lines[301]) == {
+        "state": "TX", "question": "park " * 401, "error": lines[300].split(": ", 2)[2], "exit_code": 2,
+    }  # fmt: skip
+    assert [json.loads(line)["question"] for line in lines[302:]] == ["headlights"] * 3
