@@ -929,6 +929,7 @@ def _same_cluster(
     return (
         record is not None
         and "members" in record
+        and bool(record.get("id"))
         and [int(m["port"]) for m in _members(record)] == list(ports)
         and record.get("version") == version
         and bool(record.get("secure")) == secure

@@ -398,3 +398,8 @@ def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path)
     assert not node._same_cluster(tmp_path, first, ports, "3.8.0", False)
     assert node.folder_owner(tmp_path, 9486) == "cluster 9486 b"
     assert node.folder_owner(tmp_path, 9499) is None
+    # A record written before folders named their owner, over folders that name none: not known to be its.
+    older = {key: value for key, value in first.items() if key != "id"}
+    for port in ports:
+        (tmp_path / "nodes" / str(port) / node.OWNER_FILE).unlink()
+    assert not node._same_cluster(tmp_path, older, ports, "3.8.0", False)
