@@ -49,6 +49,11 @@ def main() -> None:
         try:
             app()
         finally:
+            # The command is done and the process ends: at exit the interpreter collects garbage again
+            # and again over every object the command made, 80 ms of the 1.3 s of CPU that `ask TX --from
+            # FILE --json` took (3,000 questions on a generated Texas) and nothing to find. Frozen
+            # objects are left out of every collection; the process's memory goes back all the same.
+            gc.freeze()
             sys.stdout.flush()
     except OutputFailed as failed:
         raise SystemExit(output_failed(failed)) from None
