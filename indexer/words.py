@@ -7,7 +7,7 @@ the two equal on every law of every corpus and on generated Unicode.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,26 +51,35 @@ def ranked_text(law: Law) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # words() at corpus scale. words() is a regex and a list comprehension per text: 150 ms for Texas's
-# 6,000 laws. `words_of_texts` makes the same tokens from C-level string operations over all the texts
-# at once, and judges each distinct raw token once (stopword, plural); tests/unit/test_words.py proves
-# it equal to words() on generated Unicode text.
+# 6,000 laws. `numbered_words` makes the same words from C-level string operations over all the texts at
+# once, judges each distinct raw token once (stopword, plural), and gives each word as a number (its place
+# among the distinct words, in the order first seen), which is what counting needs;
+# tests/unit/test_words.py proves `words_of_texts` equal to words() on generated Unicode text.
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _SEPARATOR = 0  # NUL: joins the texts; kept by the translation, so it still separates them after it
 _NOT_ALNUM_TO_SPACE = bytes(c if c in _ALNUM or c == _SEPARATOR else 0x20 for c in range(256))
+# What numbered_words gives for a stopword, and between two texts.
+STOPWORD = -1
+TEXT_END = -2
 
 
-class _Judged(dict[str, str]):
-    """raw token -> the word words() makes of it, or "" for a stopword; filled on first sight."""
+class _Numbered(dict[str, int]):
+    """raw token -> the place in `words` of the word words() makes of it, STOPWORD for a stopword, and
+    TEXT_END for the separator; filled on first sight, so that the words are numbered in the order they
+    first appear."""
 
-    def __missing__(self, raw: str) -> str:
+    def __init__(self) -> None:
+        super().__init__({"\0": TEXT_END})
+        self.words: dict[str, int] = {}
+
+    def __missing__(self, raw: str) -> int:
         if raw in STOP:
-            word = ""
-        elif len(raw) > 3 and raw.endswith("s") and not raw.endswith("ss"):
-            word = raw[:-1]
+            place = STOPWORD
         else:
-            word = raw
-        self[raw] = word
-        return word
+            word = raw[:-1] if len(raw) > 3 and raw.endswith("s") and not raw.endswith("ss") else raw
+            place = self.words.setdefault(word, len(self.words))
+        self[raw] = place
+        return place
 
 
 def _spaced(text: str) -> str:
@@ -79,21 +88,32 @@ def _spaced(text: str) -> str:
     return text.lower().encode("ascii", "replace").translate(_NOT_ALNUM_TO_SPACE).decode("ascii")
 
 
-def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
-    """`[words(text) for text in texts]`, by C-level steps over all the texts at once."""
-    return [list(text_words) for text_words in iter_words_of_texts(texts)]
-
-
-def iter_words_of_texts(texts: Sequence[str]) -> Iterator[Iterator[str]]:
-    """`words_of_texts(texts)`, each text's words an iterator: counted as they are made, they need no list."""
-    judged = _Judged()
-    judge = judged.__getitem__
+def numbered_words(texts: Sequence[str]) -> tuple[list[int], list[str]]:
+    """`(places, vocabulary)`: every raw token of `texts`, text after text, as the place in `vocabulary`
+    of the word words() makes of it (STOPWORD for a stopword), with TEXT_END between two texts; and the
+    distinct words in the order they first appear. The words of text i, in order, are
+    `[vocabulary[p] for p in places of text i if p >= 0]`: `words(texts[i])`."""
+    numbered = _Numbered()
     joined = "\0".join(texts)
     # Lowercasing the joined texts is lowercasing each: the only context-dependent mapping (Greek final
     # sigma) yields a letter that is not [a-z0-9] either way. A NUL inside a text would split it in
-    # two: then each text on its own.
+    # two: then each text on its own, its NULs spaces.
     if joined.count("\0") == max(0, len(texts) - 1):
-        spaced = _spaced(joined).split("\0") if texts else []
+        spaced = _spaced(joined)
     else:
-        spaced = [_spaced(text.replace("\0", " ")) for text in texts]
-    return (filter(None, map(judge, part.split())) for part in spaced)
+        spaced = "\0".join(_spaced(text.replace("\0", " ")) for text in texts)
+    places = list(map(numbered.__getitem__, spaced.replace("\0", " \0 ").split()))
+    return places, list(numbered.words)
+
+
+def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
+    """`[words(text) for text in texts]`, from numbered_words."""
+    places, vocabulary = numbered_words(texts)
+    result: list[list[str]] = [[] for _ in texts]
+    text = 0
+    for place in places:
+        if place >= 0:
+            result[text].append(vocabulary[place])
+        elif place == TEXT_END:
+            text += 1
+    return result

@@ -14,10 +14,12 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # A command is a short process whose objects nearly all live until it ends: its imports make some 40,000
-# (typer, pydantic, numpy), a state's laws and statistics 20,000 more, and almost none of them is
+# (typer, pydantic, numpy), a state's laws and statistics 40,000 more, and almost none of them is
 # garbage. At the default threshold (700) the collector walked them 130 times, 60 ms of the 1 s that
-# `ask TX --from FILE` takes for 3,000 questions; past 10,000 new objects, ten times (20 ms).
-gc.set_threshold(10_000)
+# `ask TX --from FILE` takes for 3,000 questions; at 10,000, seven times (30-40 ms: the laws are pydantic
+# models, slow to walk); at 100,000 not once. A long batch still collects: what each question makes is
+# freed as it goes, and only what outlives it counts toward the threshold.
+gc.set_threshold(100_000)
 
 import typer  # noqa: E402  (after the threshold: typer's own import makes a third of those objects)
 

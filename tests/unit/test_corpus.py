@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from indexer import corpus as corpus_module
 from indexer.corpus import MAX_LINE_BYTES, read_corpora, read_corpus, state_code
 from indexer.errors import BadInput, CorpusError
 from tests.unit.laws import DROP, row
@@ -124,15 +124,14 @@ def test_a_line_of_several_megabytes_is_refused_by_its_length_unparsed(
     huge = row(law="park " * 1_000_000)  # 5 MB
     path = write(tmp_path, row() + "\n" + huge + "\n")
     parsed: list[int] = []
-    decoder = json.JSONDecoder()
+    loads = corpus_module._loads
 
-    class Recording:
-        def decode(self, text: str) -> object:
-            parsed.append(len(text))
-            return decoder.decode(text)
+    def recording(raw: bytes) -> object:
+        parsed.append(len(raw))
+        return loads(raw)
 
     # Refused by its length before it is parsed: never a hang on a broken export.
-    monkeypatch.setattr("indexer.corpus._DECODER", Recording())
+    monkeypatch.setattr("indexer.corpus._loads", recording)
     error = refused(path)
     assert parsed, "the first line was parsed"
     assert max(parsed, default=0) < MAX_LINE_BYTES
@@ -163,6 +162,14 @@ def test_a_lone_surrogate_escape_is_refused(tmp_path: Path) -> None:
     error = refused(write(tmp_path, text))
     assert (error.line, error.field) == (1, "law")
     assert "surrogate" in error.message
+
+
+@pytest.mark.parametrize("extra", ["123456789012345678901234567890", "1e400", "[[[[[[[[1]]]]]]]]"])
+def test_json_that_orjson_refuses_or_reads_otherwise_is_read_by_the_json_module(tmp_path: Path, extra: str) -> None:
+    # orjson reads a line first; an integer past 64 bits (orjson: a float) and 1e400 (orjson: refused)
+    # are JSON all the same, and a line holding them is read as the json module reads it.
+    laws = read_corpus(write(tmp_path, row()[:-1] + f', "weight": {extra}}}' + "\n" + row(id="TX-2"))).laws
+    assert [law.id for law in laws] == ["TX-1", "TX-2"]
 
 
 def test_a_surrogate_pair_escape_is_a_character(tmp_path: Path) -> None:
