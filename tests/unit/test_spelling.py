@@ -22,6 +22,18 @@ def test_equals_the_spec_loop_in_value_and_order(vocabulary: dict[str, int], ask
 
 
 @settings(max_examples=300, deadline=None)
+@given(_vocabulary, st.lists(_small_word, min_size=1, max_size=20))
+def test_terms_are_the_spec_expansion_asked_twice(vocabulary: dict[str, int], asked: list[str]) -> None:
+    # The spec's `[...new Set(words.flatMap(w => spelledAs(w, vocabulary)))]`; asked twice, so that the
+    # second answer comes from the remembered spellings and must be the same.
+    expected = list(dict.fromkeys(known for word in asked for known in spec_port.spelled_as(word, vocabulary)))
+    index = Vocabulary(vocabulary)
+    assert index.terms(asked) == expected
+    assert index.terms(asked) == expected
+    assert [index.spelled_as(word) for word in asked] == [spec_port.spelled_as(word, vocabulary) for word in asked]
+
+
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.text(alphabet="ab", min_size=3, max_size=7), max_size=40).map(lambda ws: dict.fromkeys(ws, 1)),
     st.text(alphabet="ab", min_size=0, max_size=12),
