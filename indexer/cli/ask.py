@@ -1,7 +1,5 @@
 """`lawindex ask`: a state's laws that best answer a question, as the spec's `main()` prints them."""
 
-from __future__ import annotations
-
 import contextlib
 import itertools
 import sys
@@ -73,7 +71,9 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
         raise BadInput(f"{source}: cannot read questions: {error.strerror or error}") from None
 
 
-def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None = None, flush: bool = True) -> None:
+def _print(
+    answer: "Answer", as_json: bool, parts: "list[list[Contribution]] | None" = None, flush: bool = True
+) -> None:
     if as_json:
         from indexer.answers import answer_json
 
@@ -88,7 +88,7 @@ def _print(answer: Answer, as_json: bool, parts: list[list[Contribution]] | None
         typer.echo(f"note: {answer.question!r} has no words to search by (only stopwords or none)", err=True)
 
 
-def _print_parts(score: float, parts: list[Contribution]) -> None:
+def _print_parts(score: float, parts: "list[Contribution]") -> None:
     """A hit's parts as a small table under it: word, tf, df, idf, length, score."""
     rows = [("word", "tf", "df", "idf", "length", "score")]
     rows += [(p.word, str(p.tf), str(p.df), f"{p.idf:.4f}", str(p.length), f"{p.score:.4f}") for p in parts]
@@ -110,14 +110,14 @@ CorporaOption = Annotated[
 
 def _engine(
     name: EngineName, corpora: Path, url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None
-) -> Engine:
+) -> "Engine":
     from indexer.engines import engine
 
     connection = connect(url, ca_certs, insecure, timeout) if name is EngineName.opensearch else None
     return engine(name.value, corpora=corpora, connection=connection)
 
 
-def _print_law(law: Law, as_json: bool) -> None:
+def _print_law(law: "Law", as_json: bool) -> None:
     if as_json:
         from indexer.output import law_obj
 

@@ -1,7 +1,5 @@
 """`lawindex load` and `lawindex status`: corpora into OpenSearch, and what is served."""
 
-from __future__ import annotations
-
 import sys
 from dataclasses import asdict
 from pathlib import Path

@@ -1,7 +1,5 @@
 """`lawindex opensearch start|stop|status|logs|image`: a local OpenSearch node, see `indexer.node`."""
 
-from __future__ import annotations
-
 import time
 from pathlib import Path
 from typing import Annotated

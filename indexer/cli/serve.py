@@ -1,7 +1,5 @@
 """`lawindex serve`: the HTTP service, on the same engine and with the same JSON as `lawindex ask --json`."""
 
-from __future__ import annotations
-
 import signal
 from types import FrameType
 from typing import Annotated

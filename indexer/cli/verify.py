@@ -1,7 +1,5 @@
 """`lawindex verify`: the exact `ask`, OpenSearch's own ranking and the reference scorer, side by side."""
 
-from __future__ import annotations
-
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -80,7 +78,7 @@ def verify(
             raise Disagreement(f"the exact ask disagreed with the reference on {wrong} question(s)")
 
 
-def _rankings(reference: Ranking, exact: Ranking) -> str:
+def _rankings(reference: "Ranking", exact: "Ranking") -> str:
     lines = [f"  {'reference':<30} exact ask"]
     for place in range(max(len(reference.ids), len(exact.ids))):
         left = f"{reference.ids[place]} {reference.scores[place]!r}" if place < len(reference.ids) else ""
@@ -89,7 +87,7 @@ def _rankings(reference: Ranking, exact: Ranking) -> str:
     return "\n".join(lines)
 
 
-def _print(console: Console, report: StateReport) -> None:
+def _print(console: "Console", report: "StateReport") -> None:
     from rich.table import Table
 
     table = Table(title=f"{report.state}: {report.questions} questions in {report.seconds:.1f}s", title_justify="left")
