@@ -70,7 +70,7 @@ class ReferenceEngine:
         """The state's corpus, read on first use; BadInput for a bad code, a missing or bad file."""
         code = state_code(state)
         if code not in self._corpora:
-            (self._corpora[code],) = read_corpora(self._directory, [code])
+            (self._corpora[code],) = read_corpora(self._directory, [code], fingerprint=False)
         return self._corpora[code]
 
     def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:

@@ -43,6 +43,9 @@ def test_sha256_is_of_the_bytes_on_disk(tmp_path: Path) -> None:
 
     content = (row() + "\n").encode()
     assert read_corpus(write(tmp_path, content)).sha256 == hashlib.sha256(content).hexdigest()
+    # Without its fingerprint (the reference engine's reading): the same laws, no hash.
+    unhashed = read_corpus(tmp_path / "TX.jsonl", fingerprint=False)
+    assert unhashed.sha256 is None and unhashed.laws == read_corpus(tmp_path / "TX.jsonl").laws
 
 
 def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
