@@ -23,6 +23,7 @@ Not a test: nothing asserts a time. The spec is read at ../shared/spec/retrieve.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -35,6 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import indexer
 from indexer import reference
 from tests import spec_port, synthetic
 from tests.spec_oracle.oracle import ORACLE, TSX, prepare, spec_path
@@ -69,6 +71,11 @@ def whole_process(folder: Path, questions_file: Path, rounds: int) -> None:
     ours_command += ["--corpora", str(folder / "corpora")]
     spec_command = [str(TSX), str(oracle / "answer.ts")]
     spec_env = {"LAWINDEX_CORPUS": str(folder / "corpora" / "TX.jsonl"), "LAWINDEX_QUESTIONS": str(questions_file)}
+    # Both sides start from compiled code: tsx keeps what it compiled in its cache (/tmp/tsx-<uid>), and
+    # lawindex's modules are compiled to bytecode as an installed package has them (pip compiles them at
+    # install; an editable install under PYTHONDONTWRITEBYTECODE, as on these machines, would compile
+    # them again in every process: 100 M instructions, some 25 ms).
+    compileall.compile_dir(Path(indexer.__file__).parent, quiet=1)
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
     for round_ in range(rounds):

@@ -70,22 +70,28 @@ class Vocabulary:
             return self._contained
         # deletion key -> the known word (or words) of MIN_CORRECTED - 1 letters or more that become it
         # by deleting one letter: no shorter word can be one edit from a word of MIN_CORRECTED letters.
-        # One word is kept as itself and a list made only on a collision: three times faster to build
-        # (25 ms for Texas's 10,000 words).
-        by_deletion: dict[str, str | list[str]] = {}
+        # One word is kept as itself and a list made only on a collision: three times faster to build.
+        # The keys are made a position at a time over all the words of a length (a slice per word in
+        # a comprehension), a fifth faster again: 38 ms for a generated Texas's 10,000 words. A list may
+        # then name a word twice ("speed" loses either "e" to the same "sped"): its words are candidates,
+        # gathered in a set.
+        by_length: dict[int, list[str]] = {}
         for known in self._rank:
-            if len(known) < MIN_CORRECTED - 1:
-                continue
-            for i in range(len(known)):
-                key = known[:i] + known[i + 1 :]
-                kept = by_deletion.get(key)
-                if kept is None:
-                    by_deletion[key] = known
-                elif isinstance(kept, str):
-                    if kept is not known:  # "speed" loses either "e" to the same "sped"
-                        by_deletion[key] = [kept, known]
-                elif kept[-1] is not known:
-                    kept.append(known)
+            if len(known) >= MIN_CORRECTED - 1:
+                by_length.setdefault(len(known), []).append(known)
+        by_deletion: dict[str, str | list[str]] = {}
+        kept_of = by_deletion.get
+        for length, knowns in by_length.items():
+            for i in range(length):
+                for key, known in zip([known[:i] + known[i + 1 :] for known in knowns], knowns, strict=True):
+                    kept = kept_of(key)
+                    if kept is None:
+                        by_deletion[key] = known
+                    elif isinstance(kept, str):
+                        if kept is not known:
+                            by_deletion[key] = [kept, known]
+                    elif kept[-1] is not known:
+                        kept.append(known)
         contained = frozenset(w for w in self._rank if len(w) >= MIN_CONTAINED)
         self._by_deletion = by_deletion
         self._contained_lengths = tuple(sorted({len(w) for w in contained}))

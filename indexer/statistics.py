@@ -73,7 +73,7 @@ def count(laws: Sequence[Law]) -> Counts:
     lengths = [0] * len(laws)
     counts: list[dict[str, int]] = [{} for _ in laws]
     # Each ranked law's tf per word from its run of the pairs, its words in vocabulary order.
-    pairs_of = iter(zip([words[w] for w in pair_word.tolist()], tfs.tolist(), strict=True))
+    pairs_of = iter(zip(map(words.__getitem__, pair_word.tolist()), tfs.tolist(), strict=True))
     for place, length, distinct in zip(
         ranked_laws, ranked_lengths, np.bincount(pair_text, minlength=len(ranked_laws)).tolist(), strict=True
     ):
