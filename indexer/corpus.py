@@ -23,7 +23,6 @@ What a file may be:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -173,7 +172,11 @@ def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
         laws.append(law)
     if not laws:
         raise CorpusError(name, 0, None, "the file has no laws")
-    return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest() if fingerprint else None)
+    if not fingerprint:
+        return Corpus(state, path, tuple(laws), None)
+    import hashlib  # here: OpenSSL's library is loaded only when a file is hashed (5 ms)
+
+    return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest())
 
 
 def _careful_row(name: str, number: int, raw: bytes) -> object:
