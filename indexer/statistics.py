@@ -18,7 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.corpus import Law
-from indexer.words import TEXT_END, numbered_words, ranked, ranked_text
+from indexer.words import TEXT_END, WordNumbers, ranked, ranked_text
+
+# Texts tokenized and counted at a time by count().
+CHUNK = 128
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,22 +61,40 @@ def count(laws: Sequence[Law]) -> Counts:
     from them. A word is numbered where it first appears, law after law: the spec's insertion order.
     """
     ranked_laws = [place for place, law in enumerate(laws) if ranked(law)]
-    places, words = numbered_words([ranked_text(laws[place]) for place in ranked_laws])
-    tokens = np.fromiter(places, dtype=np.intp, count=len(places))  # a fifth faster than np.array(places)
-    text_of = np.cumsum(tokens == TEXT_END)  # the ranked law (0, 1, ...) each token belongs to
-    kept = tokens >= 0
-    word_of, text_of = tokens[kept], text_of[kept]
-    width = max(1, len(words))
-    # One key per word of a law, ordered by law and then word: unique keys are the pairs, with their tf.
-    keys, tfs = np.unique(text_of * width + word_of, return_counts=True)
-    pair_text, pair_word = np.divmod(keys, width)
+    texts = [ranked_text(laws[place]) for place in ranked_laws]
+    numbers = WordNumbers()
+    # A hundred texts at a time, each chunk's (law, word) pairs made unique with their counts before the
+    # next: the tokens of all of Texas at once were 37 MB of strings and arrays made and freed (9,000 page
+    # faults, as many as the rest of the command); a chunk's fit in memory the process already has.
+    # Chunks follow one another in law order, so their pairs, put end to end, are in law order too.
+    keys_of: list[npt.NDArray[np.int64]] = []
+    tfs_of: list[npt.NDArray[np.intp]] = []
+    lengths_of: list[npt.NDArray[np.intp]] = []
+    for start in range(0, len(texts), CHUNK):
+        chunk = texts[start : start + CHUNK]
+        tokens = np.fromiter(numbers.numbers(chunk), dtype=np.int64)
+        text_of = np.cumsum(tokens == TEXT_END)  # each token's text, 0 for the chunk's first
+        kept = tokens >= 0
+        text_of = text_of[kept]
+        # One key per word of a law, ordered by law and then word: the unique keys are the pairs.
+        keys, tfs = np.unique(((text_of + start) << 32) | tokens[kept], return_counts=True)
+        keys_of.append(keys)
+        tfs_of.append(tfs)
+        lengths_of.append(np.bincount(text_of, minlength=len(chunk)))
+    words = list(numbers.words)
+    keys = np.concatenate(keys_of) if keys_of else np.zeros(0, dtype=np.int64)
+    tfs = np.concatenate(tfs_of) if tfs_of else np.zeros(0, dtype=np.intp)
+    pair_text, pair_word = (keys >> 32).astype(np.intp), (keys & 0xFFFFFFFF).astype(np.intp)
     df = np.bincount(pair_word, minlength=len(words))
-    ranked_lengths = np.bincount(text_of, minlength=len(ranked_laws)).tolist()
+    ranked_lengths = np.concatenate(lengths_of).tolist() if lengths_of else []
 
     lengths = [0] * len(laws)
     counts: list[dict[str, int]] = [{} for _ in laws]
     # Each ranked law's tf per word from its run of the pairs, its words in vocabulary order.
-    pairs_of = iter(zip(map(words.__getitem__, pair_word.tolist()), tfs.tolist(), strict=True))
+    # (The words picked by numpy from an array of them: a list of 160,000 word numbers would be as many
+    # int objects, 5 MB made and freed.)
+    pair_words = np.array(words, dtype=object)[pair_word].tolist() if words else []
+    pairs_of = iter(zip(pair_words, tfs.tolist(), strict=True))
     for place, length, distinct in zip(
         ranked_laws, ranked_lengths, np.bincount(pair_text, minlength=len(ranked_laws)).tolist(), strict=True
     ):

@@ -7,7 +7,7 @@ the two equal on every law of every corpus and on generated Unicode.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -53,20 +53,20 @@ def ranked_text(law: Law) -> str:
 # words() at corpus scale. words() is a regex and a list comprehension per text: 150 ms for Texas's
 # 6,000 laws. `numbered_words` makes the same words from C-level string operations over all the texts at
 # once, judges each distinct raw token once (stopword, plural), and gives each word as a number (its place
-# among the distinct words, in the order first seen), which is what counting needs;
+# among the distinct words, in the order first seen), which is what counting needs (WordNumbers);
 # tests/unit/test_words.py proves `words_of_texts` equal to words() on generated Unicode text.
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _SEPARATOR = 0  # NUL: joins the texts; kept by the translation, so it still separates them after it
 _NOT_ALNUM_TO_SPACE = bytes(c if c in _ALNUM or c == _SEPARATOR else 0x20 for c in range(256))
-# What numbered_words gives for a stopword, and between two texts.
+# What WordNumbers gives for a stopword, and between two texts.
 STOPWORD = -1
 TEXT_END = -2
 
 
-class _Numbered(dict[str, int]):
+class WordNumbers(dict[str, int]):
     """raw token -> the place in `words` of the word words() makes of it, STOPWORD for a stopword, and
     TEXT_END for the separator; filled on first sight, so that the words are numbered in the order they
-    first appear."""
+    first appear, over every text it is given."""
 
     def __init__(self) -> None:
         super().__init__({"\0": TEXT_END})
@@ -81,6 +81,19 @@ class _Numbered(dict[str, int]):
         self[raw] = place
         return place
 
+    def numbers(self, texts: Sequence[str]) -> Iterator[int]:
+        """Every raw token of `texts`, text after text, as its number, with TEXT_END between two texts:
+        the words of a text, in order, are the words at its numbers that are not negative (`words()`)."""
+        joined = "\0".join(texts)
+        # Lowercasing the joined texts is lowercasing each: the only context-dependent mapping (Greek
+        # final sigma) yields a letter that is not [a-z0-9] either way. A NUL inside a text would split
+        # it in two: then each text on its own, its NULs spaces.
+        if joined.count("\0") == max(0, len(texts) - 1):
+            spaced = _spaced(joined)
+        else:
+            spaced = "\0".join(_spaced(text.replace("\0", " ")) for text in texts)
+        return map(self.__getitem__, spaced.replace("\0", " \0 ").split())
+
 
 def _spaced(text: str) -> str:
     """`text` lowercased as words() lowercases it (full Unicode case mapping, so "K" (Kelvin) is "k"),
@@ -89,20 +102,10 @@ def _spaced(text: str) -> str:
 
 
 def numbered_words(texts: Sequence[str]) -> tuple[list[int], list[str]]:
-    """`(places, vocabulary)`: every raw token of `texts`, text after text, as the place in `vocabulary`
-    of the word words() makes of it (STOPWORD for a stopword), with TEXT_END between two texts; and the
-    distinct words in the order they first appear. The words of text i, in order, are
-    `[vocabulary[p] for p in places of text i if p >= 0]`: `words(texts[i])`."""
-    numbered = _Numbered()
-    joined = "\0".join(texts)
-    # Lowercasing the joined texts is lowercasing each: the only context-dependent mapping (Greek final
-    # sigma) yields a letter that is not [a-z0-9] either way. A NUL inside a text would split it in
-    # two: then each text on its own, its NULs spaces.
-    if joined.count("\0") == max(0, len(texts) - 1):
-        spaced = _spaced(joined)
-    else:
-        spaced = "\0".join(_spaced(text.replace("\0", " ")) for text in texts)
-    places = list(map(numbered.__getitem__, spaced.replace("\0", " \0 ").split()))
+    """`(places, vocabulary)`: WordNumbers' numbers of `texts`, and the distinct words in the order they
+    first appear (`vocabulary[p]` is the word numbered p)."""
+    numbered = WordNumbers()
+    places = list(numbered.numbers(texts))
     return places, list(numbered.words)
 
 
