@@ -1,6 +1,6 @@
 """The reference engine against the spec, side by side in one run: the whole process, and warm in process.
 
-    python -m benchmarks.reference [--laws 6000] [--questions 3000] [--seed 1] [--rounds 3]
+    python -m benchmarks.reference [--laws 6000] [--questions 3000] [--seed 1] [--rounds 5] [--against DIR]
 
 On a generated Texas (tests/synthetic.py: 6,000 laws, a quarter past 40 words, process rows, ties) and
 questions typed as on a phone (typos, compounds, plurals, unknown words), written to files:
@@ -10,7 +10,9 @@ questions typed as on a phone (typos, compounds, plurals, unknown words), writte
    TypeScript answering the same file from the same corpus (spec/retrieve.md extracted and run with the
    pinned tsx, tests/spec_oracle/answer.ts). Wall time of each process, the two alternated round by
    round; best and median of the rounds. Both must return the same ids for every question.
-   Target: lawindex at most 0.10 of the spec's time.
+   Target: lawindex at most 0.10 of the spec's time. With `--against DIR`, another checkout's lawindex
+   runs the same command in the same rotation (its `indexer` first on PYTHONPATH), and must print the
+   same bytes.
 2. Warm, in process, per question: `reference.bm25` against the spec's literal port with the spec's own
    cache (tests/spec_port.CachedSpec: the index built once per laws array, as the spec's WeakMap keeps
    it). Both keep their statistics; the questions are asked once before timing.
@@ -58,7 +60,7 @@ def _timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float
     return seconds, cpu, done.stdout
 
 
-def whole_process(folder: Path, questions_file: Path, rounds: int) -> None:
+def whole_process(folder: Path, questions_file: Path, rounds: int, against: Path | None = None) -> None:
     spec = spec_path()
     if not spec.is_file():
         raise SystemExit(f"no spec at {spec} (set LAWINDEX_SPEC)")
@@ -76,23 +78,37 @@ def whole_process(folder: Path, questions_file: Path, rounds: int) -> None:
     # install; an editable install under PYTHONDONTWRITEBYTECODE, as on these machines, would compile
     # them again in every process: 100 M instructions, some 25 ms).
     compileall.compile_dir(Path(indexer.__file__).parent, quiet=1)
+    # --against: another checkout's lawindex (its `indexer` first on the path), compiled the same way.
+    before_env = {"PYTHONPATH": str(against)} if against else {}
+    if against:
+        compileall.compile_dir(against / "indexer", quiet=1)
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
+    before: list[tuple[float, float]] = []
+    our_out = before_out = ""
     for round_ in range(rounds):
-        # Alternated, so that neither side always runs on a warmer (or busier) machine.
-        for which in (0, 1) if round_ % 2 == 0 else (1, 0):
+        # Alternated, so that no side always runs on a warmer (or busier) machine.
+        order = (0, 1, 2) if round_ % 2 == 0 else (2, 1, 0)
+        for which in order:
             if which == 0:
-                seconds, cpu, out = _timed(ours_command)
+                seconds, cpu, our_out = _timed(ours_command)
                 ours.append((seconds, cpu))
-                our_ids = [[hit["id"] for hit in json.loads(line)["hits"]] for line in out.splitlines()]
-            else:
+            elif which == 1:
                 seconds, cpu, out = _timed(spec_command, spec_env)
                 theirs.append((seconds, cpu))
                 spec_ids = [json.loads(line)["ids"] for line in out.splitlines()]
+            elif against:
+                seconds, cpu, before_out = _timed(ours_command, before_env)
+                before.append((seconds, cpu))
+    our_ids = [[hit["id"] for hit in json.loads(line)["hits"]] for line in our_out.splitlines()]
     if our_ids != spec_ids:
         raise SystemExit("lawindex and the spec's TypeScript returned different laws")
+    if against and before_out != our_out:
+        raise SystemExit(f"lawindex and {against}'s printed different answers")
     print(f"whole process, {len(our_ids)} questions, {rounds} rounds each, same ids from both:")
-    sides = (("lawindex ask --from FILE --engine reference --json", ours), ("the spec's TypeScript", theirs))
+    sides = [("lawindex ask --from FILE --engine reference --json", ours), ("the spec's TypeScript", theirs)]
+    if against:
+        sides.append((f"the same, from {against}", before))
     for label, runs in sides:
         wall = [run[0] for run in runs]
         cpu = [run[1] for run in runs]
@@ -108,6 +124,14 @@ def whole_process(folder: Path, questions_file: Path, rounds: int) -> None:
     # On a machine shared with other work the wall times move with its load; the CPU each process used
     # moves much less, so it is printed beside them.
     print(f"  ratio lawindex/spec, CPU: {cpu_ratio:.3f} best")
+    if against:
+        wall_before = min(run[0] for run in ours) / min(run[0] for run in before)
+        median_before = statistics.median(run[0] for run in ours) / statistics.median(run[0] for run in before)
+        cpu_before = min(run[1] for run in ours) / min(run[1] for run in before)
+        print(
+            f"  ratio lawindex/{against.name}, the same bytes printed: wall {wall_before:.3f} best, "
+            f"{median_before:.3f} median; CPU {cpu_before:.3f} best"
+        )
 
 
 def _per_question_ms(run: Callable[[str], object], questions: list[str], repeat: int) -> float:
@@ -136,6 +160,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5, help="runs of each whole process")
     parser.add_argument("--warm", type=int, default=300, help="questions of the warm, in-process comparison")
+    parser.add_argument("--against", type=Path, help="another checkout, whose whole process runs beside (same bytes)")
     args = parser.parse_args()
     if shutil.which("node") is None:
         raise SystemExit("node is not installed: the spec's TypeScript cannot run")
@@ -153,7 +178,7 @@ def main() -> None:
         synthetic.write_corpus(folder / "corpora" / "TX.jsonl", laws)
         questions_file = folder / "questions.txt"
         questions_file.write_text("".join(question + "\n" for question in questions), encoding="utf-8")
-        whole_process(folder, questions_file, args.rounds)
+        whole_process(folder, questions_file, args.rounds, args.against)
 
     warm = questions[: args.warm]
     cached = spec_port.CachedSpec()
