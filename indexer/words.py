@@ -51,9 +51,9 @@ def ranked_text(law: Law) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # words() at corpus scale. words() is a regex and a list comprehension per text: 150 ms for Texas's
-# 6,000 laws. `numbered_words` makes the same words from C-level string operations over all the texts at
-# once, judges each distinct raw token once (stopword, plural), and gives each word as a number (its place
-# among the distinct words, in the order first seen), which is what counting needs (WordNumbers);
+# 6,000 laws. `WordNumbers` makes the same words from C-level string operations over many texts at once,
+# judges each distinct raw token once (stopword, plural), and gives each word as a number (its place among
+# the distinct words, in the order first seen), which is what counting needs;
 # tests/unit/test_words.py proves `words_of_texts` equal to words() on generated Unicode text.
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _SEPARATOR = 0  # NUL: joins the texts; kept by the translation, so it still separates them after it
@@ -101,17 +101,11 @@ def _spaced(text: str) -> str:
     return text.lower().encode("ascii", "replace").translate(_NOT_ALNUM_TO_SPACE).decode("ascii")
 
 
-def numbered_words(texts: Sequence[str]) -> tuple[list[int], list[str]]:
-    """`(places, vocabulary)`: WordNumbers' numbers of `texts`, and the distinct words in the order they
-    first appear (`vocabulary[p]` is the word numbered p)."""
+def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
+    """`[words(text) for text in texts]`, from WordNumbers' numbers (what the tests hold equal to words())."""
     numbered = WordNumbers()
     places = list(numbered.numbers(texts))
-    return places, list(numbered.words)
-
-
-def words_of_texts(texts: Sequence[str]) -> list[list[str]]:
-    """`[words(text) for text in texts]`, from numbered_words."""
-    places, vocabulary = numbered_words(texts)
+    vocabulary = list(numbered.words)
     result: list[list[str]] = [[] for _ in texts]
     text = 0
     for place in places:
