@@ -44,11 +44,10 @@ class Statistics(Counts):
     # Postings, word by word in vocabulary order (CSR): the laws of word w are
     # post_laws[offsets[w]:offsets[w + 1]], in corpus order, and post_scores the same slice of each
     # one's BM25 term score, computed as the spec computes it.
-    offsets: npt.NDArray[np.intp] = field(repr=False)
+    offsets: list[int] = field(repr=False)  # Python ints: a slice with them is cheaper than with numpy's
     post_laws: npt.NDArray[np.intp] = field(repr=False)
     post_scores: npt.NDArray[np.float64] = field(repr=False)
     rank: dict[str, int] = field(repr=False)  # word -> its place in `vocabulary`
-    starts: list[int] = field(repr=False)  # `offsets` as Python ints: slicing with them is faster
     dense: dict[int, npt.NDArray[np.float64]] = field(repr=False)  # word's place -> its row (see DENSE)
 
 
@@ -90,11 +89,10 @@ def build_statistics(laws: Sequence[Law]) -> Statistics:
         sum_total_term_freq=counted.sum_total_term_freq,
         pairs=pairs,
         spelling=spelling,
-        offsets=offsets,
+        offsets=offsets.tolist(),
         post_laws=post_laws,
         post_scores=post_scores,
         rank=spelling.rank,
-        starts=offsets.tolist(),
         dense=dense,
     )
 
@@ -124,7 +122,7 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> tuple[list[i
         return [], []
     scores: npt.NDArray[np.float64] | None = None
     offsets, post_laws, post_scores, rank, dense = (
-        stats.starts, stats.post_laws, stats.post_scores, stats.rank, stats.dense
+        stats.offsets, stats.post_laws, stats.post_scores, stats.rank, stats.dense
     )  # fmt: skip
     # The postings slice the edge is taken from (see below): the widest of the words added law by law, or
     # failing that (every word dense) the narrowest dense word's.
