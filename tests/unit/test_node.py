@@ -93,7 +93,7 @@ def test_java_major_from_release_file(tmp_path: Path, text: str, major: int) -> 
 
 
 def test_java_ranges() -> None:
-    assert node.java_range("3.8.0") == (21, None)
+    assert node.java_range("3.6.0") == (21, None)
     assert node.java_range("2.19.6") == (11, 23)
 
 
@@ -118,13 +118,13 @@ def test_too_old_java_is_a_clear_error_naming_the_needed_version(tmp_path: Path)
 
 def test_a_jre_is_enough_now_that_nothing_is_compiled(tmp_path: Path) -> None:
     jre = _jdk(tmp_path, "jre25", "25.0.3", javac=False)
-    assert node.find_java("3.8.0", [jre]) == (jre, 25)
+    assert node.find_java("3.6.0", [jre]) == (jre, 25)
 
 
 def test_a_folder_that_is_no_java_does_not_count(tmp_path: Path) -> None:
     (tmp_path / "empty" / "bin").mkdir(parents=True)
     with pytest.raises(NodeError, match="no Java"):
-        node.find_java("3.8.0", [tmp_path / "empty"])
+        node.find_java("3.6.0", [tmp_path / "empty"])
 
 
 def test_no_java_at_all_is_a_clear_error() -> None:
@@ -192,13 +192,13 @@ def test_a_setting_lawindex_decides_is_refused(key: str) -> None:
 
 
 def test_a_node_settings_listen_on_loopback_with_transport_beside_http(tmp_path: Path) -> None:
-    folder = node.NodeFolder(tmp_path / "9440", "3.8.0")
+    folder = node.NodeFolder(tmp_path / "9440", "3.6.0")
     settings = node.node_settings(9440, {"transport.port": "9999", "node.attr.x": "y"}, folder)
     assert settings["network.host"] == "127.0.0.1"
     assert settings["http.port"] == "9440"
     assert settings["transport.port"] == "9999"  # an explicit setting wins over HTTP port + 100
     assert node.node_settings(9440, {}, folder)["transport.port"] == "9540"
-    assert settings["path.data"] == str(tmp_path / "9440" / "data" / "3.8.0")
+    assert settings["path.data"] == str(tmp_path / "9440" / "data" / "3.6.0")
     assert settings["node.attr.x"] == "y"
 
 
@@ -329,7 +329,7 @@ def test_a_node_folder_the_service_user_cannot_reach_is_a_clear_error() -> None:
         base.chmod(0o755)
         private = base / "private"
         private.mkdir(mode=0o700)
-        folder = node.NodeFolder(private / "nodes" / "9459", "3.8.0")
+        folder = node.NodeFolder(private / "nodes" / "9459", "3.6.0")
         for directory in (folder.home / "bin", folder.data, folder.logs):
             directory.mkdir(parents=True, mode=0o755)
         (folder.home / "bin" / "opensearch").write_text("#!/bin/sh\n")
@@ -349,7 +349,7 @@ def test_logs_are_the_node_log_else_what_the_jvm_printed(tmp_path: Path) -> None
     logs = tmp_path / "nodes" / "9459" / "logs"
     logs.mkdir(parents=True)
     (tmp_path / "nodes" / "9459" / "node.json").write_text(
-        json.dumps({"version": "3.8.0", "port": 9459, "pid": None, "log": str(logs / "lawindex-9459.log")})
+        json.dumps({"version": "3.6.0", "port": 9459, "pid": None, "log": str(logs / "lawindex-9459.log")})
     )
     (logs / "stdout.log").write_text("Error: Could not create the Java Virtual Machine.\n")
     assert node.logs(9459, 5, tmp_path) == "Error: Could not create the Java Virtual Machine."
@@ -363,7 +363,7 @@ def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
 
 
 def test_a_cluster_node_finds_the_others_and_bootstraps_only_once(tmp_path: Path) -> None:
-    folder = node.NodeFolder(tmp_path / "9481", "3.8.0")
+    folder = node.NodeFolder(tmp_path / "9481", "3.6.0")
     first = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), "cluster 9480 a"))
     assert first["cluster.name"] == "lawindex-9480"
     assert first["node.name"] == "lawindex-9481"
@@ -385,21 +385,21 @@ def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path)
     """Three nodes on 9485-9487 stopped, then three on 9486-9488: 9486's and 9487's folders (and data)
     are the second cluster's. The first, started again, must not count on them: it starts anew (it waited
     for a quorum from data that was the other cluster's, and was never green)."""
-    first = {"version": "3.8.0", "members": [{"port": p} for p in (9485, 9486, 9487)], "id": "cluster 9485 a"}
+    first = {"version": "3.6.0", "members": [{"port": p} for p in (9485, 9486, 9487)], "id": "cluster 9485 a"}
     for port in (9485, 9486, 9487):
         (tmp_path / "nodes" / str(port)).mkdir(parents=True)
         (tmp_path / "nodes" / str(port) / node.OWNER_FILE).write_text("cluster 9485 a\n")
     ports = (9485, 9486, 9487)
-    assert node._same_cluster(tmp_path, first, ports, "3.8.0", False)
+    assert node._same_cluster(tmp_path, first, ports, "3.6.0", False)
     assert not node._same_cluster(tmp_path, first, ports, "2.19.6", False)
-    assert not node._same_cluster(tmp_path, first, ports, "3.8.0", True)
-    assert not node._same_cluster(tmp_path, first, (9485, 9486), "3.8.0", False)
+    assert not node._same_cluster(tmp_path, first, ports, "3.6.0", True)
+    assert not node._same_cluster(tmp_path, first, (9485, 9486), "3.6.0", False)
     (tmp_path / "nodes" / "9486" / node.OWNER_FILE).write_text("cluster 9486 b\n")
-    assert not node._same_cluster(tmp_path, first, ports, "3.8.0", False)
+    assert not node._same_cluster(tmp_path, first, ports, "3.6.0", False)
     assert node.folder_owner(tmp_path, 9486) == "cluster 9486 b"
     assert node.folder_owner(tmp_path, 9499) is None
     # A record written before folders named their owner, over folders that name none: not known to be its.
     older = {key: value for key, value in first.items() if key != "id"}
     for port in ports:
         (tmp_path / "nodes" / str(port) / node.OWNER_FILE).unlink()
-    assert not node._same_cluster(tmp_path, older, ports, "3.8.0", False)
+    assert not node._same_cluster(tmp_path, older, ports, "3.6.0", False)
