@@ -12,16 +12,20 @@ Two variants of one definition, side by side so that the difference is visible o
 Every scorer of lawindex calls these: the reference's postings (`term_score` on numpy arrays, the same
 expression element by element), the OpenSearch engine's re-scoring and its window bound, `--explain`,
 and `verify`. The spec's literal port in the tests keeps its own copy on purpose: it is the oracle.
+
+The logarithm is V8's (indexer.fdlibm, fdlibm's e_log.c), never Python's or numpy's: those are glibc's,
+an ulp off V8's for about 3% of idf arguments, which reverses laws the spec scores bit-equal.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
+
+from indexer.fdlibm import log, log_array
 
 # The spec's BM25 parameters, and the index settings' (mappings/laws.json): k1=1.2, b=0.75.
 K1 = 1.2
@@ -35,8 +39,16 @@ Floats = npt.NDArray[np.float64]
 
 
 def idf(df: int, size: int) -> float:
-    """The spec's idf of a word `df` of `size` laws have: `Math.log(1 + (size - n + 0.5) / (n + 0.5))`."""
-    return math.log(1 + (size - df + 0.5) / (df + 0.5))
+    """The spec's idf of a word `df` of `size` laws have: `Math.log(1 + (size - n + 0.5) / (n + 0.5))`,
+    V8's logarithm bit for bit."""
+    return log(1 + (size - df + 0.5) / (df + 0.5))
+
+
+def idf_array(df: npt.ArrayLike, size: int) -> Floats:
+    """`idf` of every element of `df` (integers), elementwise: each element the bits `idf` gives. The
+    argument is the same operations on exact integers (`size - df` is exact in float64 below 2^53)."""
+    n = np.asarray(df, dtype=np.int64)
+    return log_array(1 + ((size - n) + 0.5) / (n + 0.5))
 
 
 @overload
@@ -73,8 +85,11 @@ _ONE_F = np.float32(1)
 def lucene_idf(df: int, doc_count: int) -> np.float32:
     """BM25Similarity.idf: the same logarithm in double, cast to float; N is Lucene's `doc_count`.
 
-    (Java's Math.log may differ from C's log by an ulp in rare cases; after the cast to float that is
-    almost never visible.)
+    Lucene calls `Math.log`, which HotSpot may replace by its own intrinsic (within 1 ulp of the true
+    value, not specified bit for bit, not StrictMath's). This mode takes fdlibm's (`idf`): the one
+    logarithm lawindex has, the one StrictMath (and the lawindex plugin) uses, and an ulp in the double
+    changes the float only where the double lies within an ulp of a float rounding boundary (2^-29 of
+    arguments, about); test_lucene_mode.py holds the cast to OpenSearch's explained idf.
     """
     return np.float32(idf(df, doc_count))
 

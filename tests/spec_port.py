@@ -4,7 +4,10 @@ Slow on purpose: no index, a scan of the vocabulary per unknown word. It is the 
 reference scorer (`indexer.reference`) and the spelling index (`indexer.spelling`) are proven equal to,
 and the baseline the benchmarks print ratios against. It lives with the tests: production code never
 imports it, and it imports nothing of indexer's scoring (its idf, term score and oneEditApart are its own
-literal copies), so it cannot agree with the code by sharing a mistake.
+literal copies), so it cannot agree with the code by sharing a mistake. The one thing it shares is the
+logarithm: the spec's `Math.log` is V8's, which Python has only as indexer.fdlibm's port (Python's own is
+glibc's, an ulp off for 3% of idf arguments), and that port is held bit-equal to Node's `Math.log` and
+Java's `StrictMath.log` on its own (tests/unit/test_fdlibm.py), so sharing it shares nothing unproven.
 
 `bm25_scored` rebuilds the statistics on every call, as a line-for-line port of the spec without its
 WeakMap would; `CachedSpec` keeps them per laws sequence, as the spec's own `indexOf` does, which is the
@@ -13,11 +16,11 @@ fair baseline for a benchmark (the spec never rebuilds for the same array).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from indexer.corpus import Law
+from indexer.fdlibm import log as v8_log  # the spec's Math.log: V8's, bit for bit
 from indexer.words import ranked, ranked_text, words
 
 
@@ -97,7 +100,7 @@ def ranked_by(laws: Sequence[Law], index: Index, question: str, limit: int = 8) 
             tf = counts.get(word, 0)
             if tf == 0:
                 continue
-            idf = math.log(1 + (size - n + 0.5) / (n + 0.5))
+            idf = v8_log(1 + (size - n + 0.5) / (n + 0.5))
             score += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / average))
         scored.append((law, score))
     # Python's sort is stable, as Array.prototype.sort is: equal scores keep corpus order.

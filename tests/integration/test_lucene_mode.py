@@ -9,7 +9,6 @@ similarity are what lawindex thinks they are — and the window bound of `indexe
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference, scoring
+from indexer import fdlibm, reference, scoring
 from indexer.corpus import Corpus, Law, read_corpora
 from indexer.load import load
 from indexer.opensearch import Connection, alias_of
@@ -232,7 +231,7 @@ def test_explain_shows_the_lucene_modes_idf_tf_length_and_average(served: Served
                 df = stats.vocabulary[term]
                 assert figures["freq"] == tf and figures["n"] == df and figures["N"] == stats.doc_count
                 assert figures["boost"] == pytest.approx(2.2 if served.legacy else 1.0)
-                idf = np.float32(math.log(1 + (stats.doc_count - df + 0.5) / (df + 0.5)))
+                idf = np.float32(fdlibm.log(1 + (stats.doc_count - df + 0.5) / (df + 0.5)))
                 assert np.float32(figures["idf"]) == idf
                 # dl: the length Lucene decoded from one byte, not the law's own.
                 dl = scoring.byte4_to_int(scoring.int_to_byte4(length))
