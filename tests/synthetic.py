@@ -16,6 +16,7 @@ import itertools
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.corpus import STATES, Corpus, Law, read_corpora
@@ -208,3 +209,96 @@ def write_corpora(directory: Path, states: int, laws: int, seed: int) -> list[Co
     for state, generated in generate_corpora(states, laws, seed).items():
         write_corpus(directory / f"{state}.jsonl", generated)
     return read_corpora(directory)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Corpora whose answer turns on the last bit of the spec's arithmetic.
+
+
+@dataclass(frozen=True)
+class LastBit:
+    """A corpus built so that its answers depend on the spec's float64 arithmetic to the last bit, and
+    the questions that show it: `why` says what an engine gets wrong if it computes otherwise."""
+
+    name: str
+    laws: list[Law]
+    questions: list[str]
+    why: str
+
+
+def _fixed_length_corpus(state: str, size: int, average: int, chosen: dict[int, tuple[list[str], int]]) -> list[Law]:
+    """`size` ranked laws (and three process rows ahead of them) whose lengths sum to exactly
+    `average * size`: law i of `chosen` has the words listed (in that order, repeats counted) and the
+    length given, the rest only filler words ("k17": in no question, one edit from none of their words).
+    Every law's concept is its first filler ("k0"), which counts in its length as the spec counts it."""
+    rest = size - len(chosen)
+    spare = average * size - sum(length for _, length in chosen.values())
+    if rest <= 0 or spare < rest:
+        raise ValueError("the chosen laws leave no room for the others")
+    laws = [
+        Law(
+            id=f"{state}-P{member}",
+            kind="process",
+            law=" ".join(w for ws, _ in chosen.values() for w in ws),
+            question="How do I renew my license online?",
+            concept="process-renewal",
+            family="renewal",
+        )
+        for member in range(1, 4)
+    ]  # fmt: skip  -- process rows with every chosen word: counted in neither N nor df, as in the spec
+    filled = 0
+    for i in range(size):
+        if i in chosen:
+            words, length = chosen[i]
+        else:
+            words, filled = [], filled + 1
+            length = spare // rest + (1 if filled <= spare % rest else 0)
+        fillers = [f"k{(i * 7 + j) % 997 + 1}" for j in range(length - 1 - len(words))]
+        if len(fillers) != length - 1 - len(words) or length - 1 < len(words):
+            raise ValueError(f"law {i}: {len(words)} words do not fit in {length}")
+        laws.append(Law(id=f"{state}-S{i + 1:04d}", kind="statute", law=" ".join(words + fillers),
+                        question="", concept="k0"))  # fmt: skip
+    return laws
+
+
+def last_bit_corpora(state: str = "TX") -> list[LastBit]:
+    """Corpora of 1,000 ranked laws averaging exactly 30 words, each with answers decided in the last bit.
+
+    Found by search over N, df, tf and length (every (N, df) is cheap to try): with a word of df 51, a law
+    with it twice in 74 words and one with it three times in 116 score the same in real numbers
+    (tf · (10 + 116) = 3 · 84 = 2 · 126) and bit for bit with V8's logarithm, so corpus order puts the
+    first one first; with glibc's logarithm the tf-3 law scores an ulp higher. At df 191 glibc's log breaks
+    the same tie the other way, and there the tf-3 law comes first in the corpus. The third corpus has two
+    laws whose three term scores are the same three numbers in the other order (three words of equal df,
+    tf 1, 2, 3 against 3, 2, 1, at one length): float addition is not associative, so which law wins
+    depends on the order the spec adds a question's words in (its `asked`: question order, each
+    expansion in vocabulary order), and the questions ask them in every order, and as one run-together
+    word whose expansion comes out in vocabulary order, not in the order typed.
+    """
+    out = []
+    for name, df, first, second in (("df51", 51, (2, 74), (3, 116)), ("df191", 191, (3, 116), (2, 74))):
+        chosen = {100: (["zorvak"] * first[0], first[1]), 700: (["zorvak"] * second[0], second[1])}
+        others = [i for i in range(200, 1000, 3) if i != 700][: df - 2]  # tf 1 at 80 words: ranked lower
+        chosen.update({i: (["zorvak"], 80) for i in others})
+        out.append(LastBit(
+            name, _fixed_length_corpus(state, 1000, 30, chosen), ["zorvak", "what about zorvaks", "zorvaak"],
+            f"tf {first[0]} at {first[1]} words and tf {second[0]} at {second[1]} tie bit for bit with V8's "
+            f"logarithm (df {df}): corpus order; glibc's breaks the tie the other way",
+        ))  # fmt: skip
+    words = ["quintel", "mavrex", "dorbik"]
+    df, length = 41, 30  # (s1 + s2) + s3 > (s3 + s2) + s1 there, by an ulp (found by search)
+    chosen = {100: (words[:1] + words[1:2] * 2 + words[2:] * 3, length)}
+    chosen[600] = (words[:1] * 3 + words[1:2] * 2 + words[2:], length)
+    spots = iter(range(200, 1000, 4))
+    for word in words:
+        for _ in range(df - 2):
+            spot = next(spots)
+            while spot == 600:
+                spot = next(spots)
+            chosen[spot] = ([word], 80)
+    orders = [" ".join(p) for p in itertools.permutations(words)]
+    out.append(LastBit(
+        "sum-order", _fixed_length_corpus(state, 1000, 30, chosen), [*orders, "dorbikmavrexquintel"],
+        "the same three term scores added in another order: the spec adds them in its `asked` order",
+    ))  # fmt: skip
+    return out

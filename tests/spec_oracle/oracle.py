@@ -3,8 +3,10 @@ copied into the repository) beside corpus.ts, run.ts and answer.ts, and run with
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 ORACLE = Path(__file__).resolve().parent
@@ -34,3 +36,18 @@ def prepare(directory: Path, spec: Path) -> Path:
     for name in DRIVERS:
         shutil.copy(ORACLE / name, directory / name)
     return directory
+
+
+def spec_ids(directory: Path, corpus_file: Path, questions: list[str]) -> list[list[str]]:
+    """The ids the spec's own `bm25` returns for each of `questions` over `corpus_file`, best first (answer.ts
+    in `directory`, made by `prepare`)."""
+    questions_file = directory / "questions.txt"
+    questions_file.write_text("".join(q + "\n" for q in questions), encoding="utf-8")
+    done = subprocess.run(
+        [str(TSX), str(directory / "answer.ts")],
+        env={**os.environ, "LAWINDEX_CORPUS": str(corpus_file), "LAWINDEX_QUESTIONS": str(questions_file)},
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"the spec's TypeScript failed: {done.stderr[-1000:]}")
+    return [json.loads(line)["ids"] for line in done.stdout.splitlines() if line]

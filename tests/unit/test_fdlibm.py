@@ -146,3 +146,23 @@ def test_the_vectorised_idf_is_the_scalar_one() -> None:
         dfs = np.arange(1, min(size, 3_000) + 1)
         vectorised = scoring.idf_array(dfs, size)
         assert [_bits(v) for v in vectorised.tolist()] == [_bits(scoring.idf(int(df), size)) for df in dfs]
+
+
+def test_glibcs_logarithm_would_break_the_last_bit_ties() -> None:
+    # Why tests/synthetic.py's last_bit_corpora are worth asking: the two laws that tie bit for bit with
+    # V8's logarithm (so corpus order puts S0101 first) do not tie with glibc's, and the later one wins.
+    from indexer.reference import statistics
+    from tests import synthetic
+
+    for corpus in synthetic.last_bit_corpora()[:2]:
+        stats = statistics(tuple(corpus.laws))
+        df = stats.vocabulary["zorvak"]
+        first, later = (next(i for i, law in enumerate(corpus.laws) if law.id == f"TX-{n}") for n in ("S0101", "S0701"))
+
+        argument = 1 + (stats.size - df + 0.5) / (df + 0.5)
+        for log, tie in ((fdlibm.log(argument), True), (math.log(argument), False)):
+            a, b = (
+                scoring.term_score(log, stats.counts[i]["zorvak"], stats.lengths[i], stats.average)
+                for i in (first, later)
+            )
+            assert (_bits(a) == _bits(b)) if tie else (b > a), corpus.name
