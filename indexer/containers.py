@@ -72,3 +72,32 @@ def running(container: str) -> bool:
 def remove(container: str) -> None:
     """Remove the container (stopping it first), if there is one."""
     subprocess.run(["docker", "rm", "-f", "-v", container], capture_output=True, check=False)
+
+
+# Both the official image and lawindex/opensearch run OpenSearch as uid 1000 (`USER 1000`).
+IMAGE_UID = 1000
+
+
+def image_user(name: str) -> tuple[int, int]:
+    """The uid and gid the image runs its command as (`Config.User`, numeric), else IMAGE_UID's."""
+    done = subprocess.run(
+        ["docker", "image", "inspect", "-f", "{{.Config.User}}", name], capture_output=True, text=True, check=False
+    )
+    uid, _, gid = done.stdout.strip().partition(":")
+    if done.returncode != 0 or not uid.isdigit():
+        return IMAGE_UID, IMAGE_UID
+    return int(uid), int(gid) if gid.isdigit() else int(uid)
+
+
+def chown(image: str, folder: str, uid: int, gid: int) -> str | None:
+    """Give `folder` (a host path) and all in it to uid:gid through the engine, for a caller that is not
+    root; None when done, else why not (one line)."""
+    done = subprocess.run(
+        ["docker", "run", "--rm", "--user", "0:0", "--network", "none", "--entrypoint", "chown",
+         "-v", f"{folder}:/lawindex-data", image, "-R", f"{uid}:{gid}", "/lawindex-data"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else f"docker run exited {done.returncode}"

@@ -548,15 +548,41 @@ def choose_image(version: str) -> tuple[str | None, str, str]:
     )
 
 
+# Where the official image and lawindex/opensearch keep path.data. The node folder's data/<version> is
+# mounted there: a container's indices live where the distribution's do, and survive `stop` + `start`
+# (the container is removed at stop; before, its data went with it).
+CONTAINER_DATA = "/usr/share/opensearch/data"
+
+
+def _data_for_image(data: Path, image: str) -> None:
+    """`data` made writable by the user the image runs OpenSearch as (uid 1000 in both images); the
+    distribution gives it back to its own user at its next start."""
+    uid, gid = containers.image_user(image)
+    if os.geteuid() == 0:
+        _chown_tree(data, RunAs("image", uid, gid))
+    elif data.stat().st_uid != uid:
+        why = containers.chown(image, str(data), uid, gid)
+        if why is not None:
+            raise NodeError(f"could not give {data} to uid {uid}, who runs OpenSearch in {image}: {why}")
+
+
 def _start_container(
-    image: str, runs: str, note: str, version: str, port: int, heap: str, extra: dict[str, str]
+    cache: Path, image: str, runs: str, note: str, version: str, port: int, heap: str, extra: dict[str, str]
 ) -> dict[str, Any]:
-    """The image, bound to 127.0.0.1 only; security off because nothing but loopback reaches it."""
+    """The image, bound to 127.0.0.1 only; security off because nothing but loopback reaches it. Its
+    data is the node folder's, as the distribution's is, under the same cluster and node names."""
     name = f"lawindex-opensearch-{port}"
     containers.remove(name)
+    folder = _single_node_folder(cache, port, version)
+    folder.data.mkdir(parents=True, exist_ok=True)
+    _data_for_image(folder.data, image)
+    (folder.root / OWNER_FILE).write_text(f"node {port}\n", encoding="utf-8")
     command = [
         "docker", "run", "-d", "--name", name,
         "-p", f"{HOST}:{port}:9200",
+        "-v", f"{folder.data}:{CONTAINER_DATA}",
+        "-e", f"cluster.name=lawindex-{port}",
+        "-e", f"node.name=lawindex-{port}",
         "-e", "discovery.type=single-node",
         "-e", "DISABLE_SECURITY_PLUGIN=true",
         "-e", "DISABLE_INSTALL_DEMO_CONFIG=true",
@@ -570,8 +596,8 @@ def _start_container(
         raise NodeError(f"docker could not start {image}: {done.stderr.strip()}")
     return {
         "version": version, "port": port, "heap": heap, "container": name, "live": True, "runs": runs,
-        "image": image, "note": note, "data_dir": f"inside container {name}", "log": None, "pid": None,
-        "java": None, "home": None, "user": None,
+        "image": image, "note": note, "data_dir": str(folder.data), "log": None, "pid": None,
+        "java": None, "home": None, "user": None, "runtime": "docker",
     }  # fmt: skip
 
 
@@ -691,6 +717,15 @@ class Cluster:
 OWNER_FILE = "owner"
 
 
+def _single_node_folder(cache: Path, port: int, version: str) -> NodeFolder:
+    """The folder of the single node at `port`, whatever runs it. When a cluster took it over since, its
+    data holds that cluster's state, which a single node must not start from: it is dropped."""
+    folder = NodeFolder(_port_dir(cache, port).resolve(), version)
+    if folder_owner(cache, port) not in (f"node {port}", None):
+        shutil.rmtree(folder.data, ignore_errors=True)
+    return folder
+
+
 def folder_owner(cache: Path, port: int) -> str | None:
     """Whose the node folder at `port` is: `node PORT` for a single node, a cluster's id, or None (none yet)."""
     try:
@@ -740,12 +775,11 @@ def _start_distribution(
     java_home, _major = find_java(version)
     dist = distribution.home(version, cache)
     user = run_as(cache)
-    folder = NodeFolder(_port_dir(cache, port).resolve(), version)
+    # A cluster's own start decides for its members' data (`_same_cluster`).
+    folder = (
+        NodeFolder(_port_dir(cache, port).resolve(), version) if cluster else _single_node_folder(cache, port, version)
+    )
     owner = cluster.id if cluster is not None else f"node {port}"
-    if cluster is None and folder_owner(cache, port) not in (owner, None):
-        # A cluster took this single node's folder over since: its data holds that cluster's state, which
-        # a single node must not start from. (A cluster's own start decides for its members: `_same_cluster`.)
-        shutil.rmtree(folder.data, ignore_errors=True)
     settings = node_settings(port, extra, folder, cluster)
     transport = int(settings["transport.port"]) if str(settings["transport.port"]).isdigit() else None
     if transport is not None and not _port_free(transport):
@@ -780,11 +814,21 @@ def _start_distribution(
         "data_dir": str(folder.data), "log": str(folder.logs / f"{settings['cluster.name']}.log"),
         "java": str(java_home), "container": None, "runs": "distribution", "image": None, "user": user.name,
         "note": note, "modules_added": distribution.modules_added(dist), "started_at": time.time(),
-        "name": settings["node.name"], "transport_port": transport, **added,
+        "name": settings["node.name"], "transport_port": transport, "runtime": "distribution", **added,
     }  # fmt: skip
 
 
 # --- the entry points -----------------------------------------------------------------------------
+
+
+def created_runtime(record: dict[str, Any] | None) -> Runtime | None:
+    """What ran the single node recorded at a port, `docker` or `distribution` (None: no such node): the
+    runtime `start` runs it with again unless --runtime (or $LAWINDEX_RUNTIME) says otherwise. A record
+    from before the field was written says it by its container."""
+    if record is None or "members" in record:
+        return None
+    ran = record.get("runtime") or ("docker" if record.get("container") else "distribution")
+    return "docker" if ran == "docker" else "distribution"
 
 
 def _runtime(runtime: str | None) -> Runtime:
@@ -848,7 +892,10 @@ def start(
                 f"port {port} on {HOST} is taken by a process lawindex did not start",
                 hint=f"stop that process or use another --port (see: ss -ltnp 'sport = :{port}')",
             )
-        record = _launch(cache, version, port, heap, settings or {}, how)
+        # Once `lawindex opensearch image` had built an image, `auto` started a node made by the distribution
+        # as a container with none of its data: a node keeps its runtime unless told otherwise.
+        created = None if runtime or os.environ.get("LAWINDEX_RUNTIME") else created_runtime(record)
+        record = _launch(cache, version, port, heap, settings or {}, created or how, kept=created is not None)
         _write_record(cache, port, record)
         found = _wait_green(url, lambda: status(port, cache).state == "running", _log_path(record))
         if found != version:
@@ -1052,20 +1099,28 @@ def _secure_preparer(cache: Path, version: str, port: int) -> Callable[[NodeFold
     return prepare
 
 
-def _launch(cache: Path, version: str, port: int, heap: str, extra: dict[str, str], how: Runtime) -> dict[str, Any]:
+def _launch(
+    cache: Path, version: str, port: int, heap: str, extra: dict[str, str], how: Runtime, kept: bool = False
+) -> dict[str, Any]:
+    """Start what `how` says. `kept`: `how` is the runtime the node at `port` was created with."""
+    created = f"the node on port {port} was created as {'a container' if how == 'docker' else 'the distribution'}"
     if how == "distribution":
-        return _start_distribution(cache, version, port, heap, extra, "asked for the distribution")
+        why = f"{created} (--runtime auto chooses again)" if kept else "asked for the distribution"
+        return _start_distribution(cache, version, port, heap, extra, why)
     problem = containers.engine_problem()
+    keep = f"; {created} (--runtime distribution runs it from the same data)" if kept else ""
     if problem is not None:
         if how == "docker":
-            raise NodeError(f"no Docker engine answers: {problem}", hint="start one, or use --runtime distribution")
+            raise NodeError(
+                f"no Docker engine answers: {problem}{keep}", hint="start one, or use --runtime distribution"
+            )
         return _start_distribution(cache, version, port, heap, extra, f"no Docker engine ({problem})")
     image, runs, note = choose_image(version)
     if image is None:
         if how == "docker":
-            raise NodeError(f"no image of OpenSearch {version}: {note}", hint="lawindex opensearch image")
+            raise NodeError(f"no image of OpenSearch {version}: {note}{keep}", hint="lawindex opensearch image")
         return _start_distribution(cache, version, port, heap, extra, note)
-    return _start_container(image, runs, note, version, port, heap, extra)
+    return _start_container(cache, image, runs, f"{created}; {note}" if kept else note, version, port, heap, extra)
 
 
 def _log_path(record: dict[str, Any]) -> Path | None:

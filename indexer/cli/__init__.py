@@ -42,6 +42,39 @@ from indexer.cli import serve as _serve  # noqa: E402,F401
 from indexer.cli import verify as _verify  # noqa: E402,F401
 
 
+def _literal_help(typer_app: typer.Typer) -> None:
+    """Every help text of `typer_app`'s commands and options made literal, once, where they are registered.
+
+    Typer renders help as Rich markup, in which `[default: 120]` or `[env: LAWINDEX_TIMEOUT; default 10]`
+    is a style tag and vanishes: `load --help` read "Replicas of each new index ." and `--url` lost its
+    default. No help here is meant as markup, so each is escaped (`\\[`) and shows as written."""
+    import inspect
+    import typing
+
+    from rich.markup import escape
+    from typer.models import ParameterInfo
+
+    seen: set[int] = set()
+    for command in typer_app.registered_commands:
+        if command.callback is None:
+            continue
+        if command.help is None:
+            command.help = escape(inspect.getdoc(command.callback) or "")
+        hints = typing.get_type_hints(command.callback, include_extras=True)
+        defaults = [p.default for p in inspect.signature(command.callback).parameters.values()]
+        metadata = [m for hint in hints.values() for m in getattr(hint, "__metadata__", ())]
+        for info in (*metadata, *defaults):
+            if isinstance(info, ParameterInfo) and info.help and id(info) not in seen:
+                seen.add(id(info))
+                info.help = escape(info.help)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _literal_help(group.typer_instance)
+
+
+_literal_help(app)
+
+
 def main() -> None:
     """Entry point of the console script. A standard output that cannot be written (a closed pipe, a full
     disk) ends the command quietly, with a non-zero exit: 141 for a closed pipe, 1 and one line otherwise."""

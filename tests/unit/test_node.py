@@ -403,3 +403,22 @@ def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path)
     for port in ports:
         (tmp_path / "nodes" / str(port) / node.OWNER_FILE).unlink()
     assert not node._same_cluster(tmp_path, older, ports, "3.6.0", False)
+
+
+@pytest.mark.parametrize(
+    ("record", "runtime"),
+    [
+        (None, None),
+        ({"port": 9200, "pid": 10, "container": None, "runs": "distribution"}, "distribution"),
+        # Records written before `runtime` was: a container's name says it.
+        ({"port": 9200, "container": "lawindex-opensearch-9200", "runs": "local image"}, "docker"),
+        ({"port": 9200, "container": "lawindex-opensearch-9200", "runtime": "docker"}, "docker"),
+        ({"port": 9200, "container": None, "runtime": "distribution"}, "distribution"),
+        # A cluster is the distribution's alone; it has no single runtime to keep.
+        ({"members": [{"port": 9200}, {"port": 9201}], "runs": "distribution"}, None),
+    ],
+)
+def test_a_node_is_started_again_with_the_runtime_it_was_created_with(
+    record: dict[str, object] | None, runtime: str | None
+) -> None:
+    assert node.created_runtime(record) == runtime
