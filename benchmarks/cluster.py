@@ -14,17 +14,37 @@ node at --single-port, both with --heap, and prints:
 
     python -m benchmarks.cluster [--port 9480] [--single-port 9485] [--heap 256m] [--rounds 3]
 
+With --hung, only a node that is alive and silent (SIGSTOPped, then SIGCONTed), on the three-node cluster:
+a batch of --questions questions (`lawindex ask TX --from FILE --json`, its own process) and `lawindex
+serve` under 8 clients for --seconds, each with every node answering and with one node stopped; for this
+tree and, with --against DIR (another checkout, e.g. `git archive` of an older commit), for that one, in
+the same run. A batch is cut off after --cap seconds (then the answers it printed are counted).
+
+    python -m benchmarks.cluster --hung [--port 9480] [--against DIR] [--questions 300] [--seconds 10]
+
+With --block, the time from a flood-stage block (`index.blocks.read_only_allow_delete`) set on the index
+a load of 30,000 generated laws is filling, once laws are in it, to the load's end (`lawindex load`, its
+own process; for this tree and --against DIR), cut off after --cap seconds; and what it left.
+
+    python -m benchmarks.cluster --block [--port 9480] [--against DIR] [--cap 900]
+
 It stops what it started.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import random
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -89,13 +109,213 @@ def asking(
     return counts[0], counts[1], counts[2]
 
 
+LAWINDEX = "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"
+
+
+def lawindex_of(tree: Path) -> tuple[list[str], dict[str, str]]:
+    """The command that runs `lawindex` from `tree`'s source, and its environment (run it in `tree`:
+    `python -c` puts the working directory before PYTHONPATH)."""
+    return [sys.executable, "-c", LAWINDEX], {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def batch(tree: Path, urls: str, namespace: str, questions: Path, cap: float) -> tuple[float, int, int, str]:
+    """(seconds, answered, failed, exit) of `lawindex ask TX --from questions --json`, cut off after `cap` s."""
+    command, env = lawindex_of(tree)
+    env.update(OPENSEARCH_URL=urls, LAWINDEX_NAMESPACE=namespace)
+    began = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        process = subprocess.Popen([*command, "ask", "TX", "--from", str(questions), "--json"], stdout=out,
+                                   stderr=subprocess.DEVNULL, env=env, cwd=tree)  # fmt: skip
+        try:
+            code = str(process.wait(timeout=cap))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            code = f"cut off at {cap:g} s"
+        seconds = time.perf_counter() - began
+        out.seek(0)
+        lines = [json.loads(line) for line in out.read().decode().splitlines() if line.strip()]
+    failed = sum(1 for line in lines if "error" in line)
+    return seconds, len(lines) - failed, failed, code
+
+
+def served(tree: Path, urls: str, namespace: str, port: int) -> subprocess.Popen[bytes]:
+    command, env = lawindex_of(tree)
+    env.update(OPENSEARCH_URL=urls, LAWINDEX_NAMESPACE=namespace)
+    process = subprocess.Popen([*command, "serve", "--port", str(port)], env=env, cwd=tree,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/v1/states/TX/ask?q=speed")
+            if connection.getresponse().status == 200:
+                return process
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise SystemExit("lawindex serve did not come up within 60 s")
+
+
+def hammer(port: int, questions: list[str], seconds: float, clients: int = 8) -> tuple[float, int, dict[int, int]]:
+    """(q/s, answers, status counts) of `clients` keep-alive clients asking for `seconds`."""
+    statuses: dict[int, int] = {}
+    lock = threading.Lock()
+    until = time.monotonic() + seconds
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        while time.monotonic() < until:
+            question = urllib.parse.quote(rng.choice(questions))
+            try:
+                connection.request("GET", f"/v1/states/TX/ask?q={question}")
+                response = connection.getresponse()
+                response.read()
+                status = response.status
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                status = 0
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+
+    threads = [threading.Thread(target=client, args=(seed,)) for seed in range(clients)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - began
+    answered = sum(statuses.values())
+    return answered / wall, answered, statuses
+
+
+def hung(args: argparse.Namespace) -> None:
+    """The figures of a node stopped (SIGSTOP) on the three-node cluster, for this tree and --against."""
+    three, three_s = started(args.port, 3, args.heap)
+    print(f"start to green: 3 nodes {three_s:.1f} s (0 = already running)")
+    namespace = f"lawindex_h{uuid.uuid4().hex[:8]}"
+    connection = Connection.from_env(three.url, namespace=namespace, timeout=60.0)
+    corpora = read_corpora(CORPORA, ["TX"])
+    # The other checkout first: a node stopped long enough leaves the cluster, which the later runs then
+    # meet (shard copies promoted and recovered); the first run meets the plain fault.
+    trees = {"before": Path(args.against).resolve()} if args.against else {}
+    trees["this tree"] = Path(__file__).resolve().parents[1]
+    victim = int((node.status(args.port).nodes or [])[1]["pid"])
+    asked = [q for q in default_questions(corpora[0]) if q.strip()]
+    questions = [asked[i % len(asked)] for i in range(args.questions)]
+    try:
+        load(connection, corpora)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+            handle.write("\n".join(questions) + "\n")
+        for name, tree in trees.items():
+            normal = batch(tree, three.url, namespace, Path(handle.name), args.cap)
+            os.kill(victim, signal.SIGSTOP)
+            try:
+                stopped = batch(tree, three.url, namespace, Path(handle.name), args.cap)
+            finally:
+                os.kill(victim, signal.SIGCONT)
+            print(f"{name}: batch of {args.questions}: every node {normal[0]:.1f} s ({normal[1]} answered, "
+                  f"{normal[2]} failed, exit {normal[3]}); one node stopped {stopped[0]:.1f} s ({stopped[1]} "
+                  f"answered, {stopped[2]} failed, exit {stopped[3]}); "
+                  f"ratio {stopped[0] / normal[0]:.2f}x")  # fmt: skip
+            time.sleep(3)  # the node back in every pool's rotation
+            service = served(tree, three.url, namespace, args.serve_port)
+            try:
+                up = hammer(args.serve_port, questions, args.seconds)
+                os.kill(victim, signal.SIGSTOP)
+                try:
+                    down = hammer(args.serve_port, questions, args.seconds)
+                finally:
+                    os.kill(victim, signal.SIGCONT)
+            finally:
+                service.terminate()
+                service.wait(timeout=60)
+            fivexx = sum(count for status, count in down[2].items() if status >= 500 or status == 0)
+            print(f"{name}: serve, 8 clients {args.seconds:g} s: every node {up[0]:.0f} q/s {up[2]}; one node "
+                  f"stopped {down[0]:.0f} q/s {down[2]} ({fivexx} 5xx or dropped); "
+                  f"ratio {down[0] / up[0]:.2f}x")  # fmt: skip
+            time.sleep(3)
+        os.unlink(handle.name)
+    finally:
+        connection.client().indices.delete(index=f"{namespace}*", allow_no_indices=True)
+        if not three.reused:
+            node.stop(args.port)
+
+
+def blocked_load(tree: Path, url: str, folder: Path, cap: float) -> tuple[float, str, str, list[str]]:
+    """(seconds from the block to the end, exit, last line of stderr, indices left) of a load of `folder`
+    from `tree`, with a flood-stage block set on its new index once laws are written into it."""
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(hosts=[url], timeout=60)
+    namespace = f"lawindex_k{uuid.uuid4().hex[:8]}"
+    command, env = lawindex_of(tree)
+    env.update(OPENSEARCH_URL=url, LAWINDEX_NAMESPACE=namespace)
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen([*command, "load", str(folder)], env=env, cwd=tree,
+                                   stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
+        blocked_at = None
+        while blocked_at is None and process.poll() is None:
+            found = client.indices.get_alias(index=f"{namespace}-tx-*", ignore_unavailable=True, allow_no_indices=True)
+            for index, body in found.items():
+                if f"{index}-filling" not in body.get("aliases", {}):
+                    continue
+                stats = client.indices.stats(index=index, metric="indexing")["_all"]["primaries"]
+                if stats.get("indexing", {}).get("index_total", 0) > 0:
+                    client.indices.put_settings(index=index, body={"index.blocks.read_only_allow_delete": True})
+                    blocked_at = time.perf_counter()
+            time.sleep(0.05)
+        try:
+            code = str(process.wait(timeout=cap))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            code = f"cut off at {cap:g} s"
+        seconds = time.perf_counter() - (blocked_at or time.perf_counter())
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+    left = sorted(client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True))
+    client.indices.delete(index=f"{namespace}-*", allow_no_indices=True, ignore_unavailable=True)
+    return seconds, code, (lines[-1] if lines else "")[:160], left
+
+
+def block(args: argparse.Namespace) -> None:
+    from tests import synthetic
+
+    three, _ = started(args.port, 3, args.heap)
+    url = three.url.split(",")[0]
+    trees = {"before": Path(args.against).resolve()} if args.against else {}
+    trees["this tree"] = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as folder:
+        synthetic.write_corpus(Path(folder) / "TX.jsonl", synthetic.generate_corpus("TX", 30000, seed=20))
+        for name, tree in trees.items():
+            seconds, code, said, left = blocked_load(tree, url, Path(folder), args.cap)
+            print(f"{name}: a flood-stage block mid-load ended the load in {seconds:.1f} s (exit {code}); "
+                  f"left {left}; said: {said}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=9480)
     parser.add_argument("--single-port", type=int, default=9485)
     parser.add_argument("--heap", default="256m")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hung", action="store_true", help="only the figures of a node SIGSTOPped")
+    parser.add_argument("--against", help="another checkout, run beside this one (with --hung)")
+    parser.add_argument("--questions", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--cap", type=float, default=90.0)
+    parser.add_argument("--serve-port", type=int, default=8091)
+    parser.add_argument("--block", action="store_true", help="only a flood-stage block set mid-load")
     args = parser.parse_args()
+    if args.block:
+        block(args)
+        return
+    if args.hung:
+        hung(args)
+        return
 
     three, three_s = started(args.port, 3, args.heap)
     one, one_s = started(args.single_port, 1, args.heap)

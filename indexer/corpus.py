@@ -74,6 +74,39 @@ class Law(BaseModel):
             raise ValueError("must not be empty")
         return value
 
+    @field_validator("id")
+    @classmethod
+    def _id_fits(cls, value: str) -> str:
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_ID_BYTES:
+            raise ValueError(
+                f"the id has {size:,} bytes (UTF-8), more than the {MAX_ID_BYTES:,} an id may have (OpenSearch "
+                f"holds a document id of {MAX_ID_BYTES + 4} bytes at most: 'law:' and the id)"
+            )
+        return value
+
+    @field_validator("kind", "concept", "family")
+    @classmethod
+    def _keyword_fits(cls, value: str | None) -> str | None:
+        size = 0 if value is None else len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_TERM_BYTES:
+            raise ValueError(f"has {size:,} bytes, more than the {MAX_TERM_BYTES:,} Lucene indexes as one term")
+        return value
+
+    @field_validator("law", "question")
+    @classmethod
+    def _words_fit(cls, value: str) -> str:
+        # A word of the spec is a run of [a-z0-9], each one byte: only a text longer than the limit can hold
+        # one too long, so the runs of the rest (nearly every law) are never looked at.
+        if len(value) > MAX_TERM_BYTES:
+            longest = max((len(run) for run in _RUN.findall(value.lower())), default=0)
+            if longest > MAX_TERM_BYTES:
+                raise ValueError(
+                    f"holds a word of {longest:,} letters and digits in a row, more than the {MAX_TERM_BYTES:,} "
+                    "bytes Lucene indexes as one term"
+                )
+        return value
+
     @field_validator("concept")
     @classmethod
     def _kebab_case(cls, value: str) -> str:
@@ -83,6 +116,13 @@ class Law(BaseModel):
 
 
 _KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_RUN = re.compile(r"[a-z0-9]+")
+# Lucene refuses a term over 32,766 bytes (IndexWriter.MAX_TERM_LENGTH): a word of a law's text, or a
+# keyword field's value. Refused here, naming the line, before anything is written; `load` failed on
+# OpenSearch with a dump of the term's byte values.
+MAX_TERM_BYTES = 32766
+# OpenSearch refuses a document `_id` over 512 bytes; a law's is `law:` and its id (schema.law_id).
+MAX_ID_BYTES = 512 - len("law:")
 
 # A law is a few hundred bytes; Texas's longest is under 5 KB. A line past this is a broken export.
 MAX_LINE_BYTES = 1 << 20
@@ -181,6 +221,14 @@ def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
 
 def _careful_row(name: str, number: int, raw: bytes) -> object:
     """Line `number` of file `name`, parsed by the json module, or the CorpusError that says why it cannot be."""
+    if raw.startswith(_BOM):
+        # The file's own BOM, before line 1, is taken off; one here is another file's, pasted on.
+        raise CorpusError(
+            name,
+            number,
+            None,
+            "the line starts with a UTF-8 byte-order mark (EF BB BF): files concatenated? remove it",
+        )
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -54,9 +54,13 @@ def marker(namespace: str, state: str, index: str) -> dict[str, Any]:
     return {"owner": OWNER, "namespace": namespace, "state": state, "index": index, "schema": SCHEMA}
 
 
+# A generation's name is its time to the microsecond: `%Y%m%d%H%M%S%f`, 20 digits (load._generation).
+GENERATION_DIGITS = 20
+
+
 def generation_pattern(state: str, namespace: str) -> re.Pattern[str]:
     """The names a load gives a state's indices: `lawindex-tx-<20 digits>`."""
-    return re.compile(re.escape(index_prefix(state, namespace)) + r"\d{20}")
+    return re.compile(re.escape(index_prefix(state, namespace)) + rf"\d{{{GENERATION_DIGITS}}}")
 
 
 def not_ours(meta: Mapping[str, Any] | None, index: str, state: str, namespace: str) -> str | None:
@@ -291,7 +295,8 @@ def _busy_retried(write: Callable[[], T], attempts: int = 40) -> T:
         try:
             return write()
         except TransportError as error:
-            if error.status_code != 429:
+            # A block answers 429 too (the disk's flood stage): no wait lifts it.
+            if error.status_code != 429 or "cluster_block_exception" in str(error.info):
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 1.0)
@@ -332,6 +337,7 @@ class StateLock:
         self._seen: tuple[int, int] | None = None
         self._seen_at = 0.0
         self._acquired_at = ""
+        self._released: bool | None = None  # None until release() ran: then whether the document is gone
 
     def __enter__(self) -> StateLock:
         self.acquire()
@@ -384,13 +390,18 @@ class StateLock:
                 found = self.client.get(index=self.index, id=self.state)
             except NotFoundError:
                 continue  # released in between: try again at once
+            if self._ours(found):
+                # Our own create, applied, whose answer was lost: the client's repeat conflicted with it.
+                self._held(found)
+                return
             if self._stale(found):
                 try:
                     made = self._put(if_seq_no=found["_seq_no"], if_primary_term=found["_primary_term"])
                     self._held(made)
                     return
                 except (ConflictError, NotFoundError):
-                    continue  # another taker won, or the holder released it: look again
+                    continue  # another taker won, or the holder released it (or our take's answer was lost):
+                    # look again
             if time.monotonic() >= deadline:
                 raise LoadBusy(
                     f"{self.state}: another load holds its lock ({_who(found.get('_source'))})",
@@ -454,7 +465,7 @@ class StateLock:
 
     def _write(self) -> bool:
         """Renew the lease if the document is still ours; False when it is not (taken over or removed)."""
-        from opensearchpy import ConflictError, NotFoundError
+        from opensearchpy import ConflictError, ConnectionError, NotFoundError
 
         with self._guard:
             if self._lost or self._version is None:
@@ -462,11 +473,41 @@ class StateLock:
             seq_no, primary_term = self._version
             try:
                 made = self._put(self._acquired_at, if_seq_no=seq_no, if_primary_term=primary_term)
-            except (ConflictError, NotFoundError):
-                self._lost = True
-                return False
+            except (ConflictError, NotFoundError, ConnectionError):
+                # Refused, or no answer: the document says whose the lock is now (a renewal applied whose
+                # answer was lost conflicts on the client's repeat, and the lock is still ours). A read
+                # that fails too is raised: nothing is known.
+                found = self._read()
+                if found is None or not self._ours(found):
+                    self._lost = True
+                    return False
+                made = found
             self._version = (int(made["_seq_no"]), int(made["_primary_term"]))
             return True
+
+    def _read(self) -> Mapping[str, Any] | None:
+        """The lock document as the cluster has it now, or None when there is none."""
+        from opensearchpy import NotFoundError
+
+        try:
+            found: Mapping[str, Any] = self.client.get(index=self.index, id=self.state)
+        except NotFoundError:
+            return None
+        return found
+
+    def _ours(self, found: Mapping[str, Any]) -> bool:
+        source = found.get("_source")
+        holder = source.get("holder") if isinstance(source, dict) else None
+        return isinstance(holder, dict) and holder.get("token") == self.token
+
+    def outcome(self) -> str:
+        """What became of the lock: `released`, `held` (its release failed; it runs out with its lease, or
+        the next load of this process takes it), `lost` (taken over), or `none` (never taken)."""
+        if self._lost:
+            return "lost"
+        if self._released is None:
+            return "none" if self._version is None else "held"
+        return "released" if self._released else "held"
 
     def _renew_until_done(self) -> None:
         while not self._done.wait(self.lease / 3):
@@ -499,12 +540,18 @@ class StateLock:
                 return
             seq_no, primary_term = self._version
             self._version = None
+            self._released = False
             with contextlib.suppress(ConflictError, NotFoundError, Exception):
                 _busy_retried(
                     lambda: self.client.delete(
                         index=self.index, id=self.state, if_seq_no=seq_no, if_primary_term=primary_term
                     )
                 )
+            # Read back: a delete applied whose answer was lost (the client's repeat then answers 404, or
+            # fails too) is a release all the same; a document still ours is still held.
+            with contextlib.suppress(Exception):
+                found = self._read()
+                self._released = found is None or not self._ours(found)
 
 
 def _who(source: Any) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexer import lifecycle, mappings
 from indexer.corpus import Corpus, Law
-from indexer.errors import LoadFailed, LoadInterrupted
+from indexer.errors import LawindexError, LoadFailed, LoadInterrupted
 from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
 from indexer.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, law_id
 from indexer.words import ranked, ranked_text
@@ -45,6 +45,10 @@ class StateLoad:
     outcome: str  # indexed, unchanged; with --dry-run: would index, would be unchanged
     seconds: float
     index: str | None  # the concrete index now behind the alias (None on a dry run that would index)
+    # Whether this load moved the alias (read back from the cluster when the swap's answer was lost), and
+    # what became of its lock: released, held (its release failed: it runs out with its lease), or none.
+    swapped: bool = False
+    lock: str = "none"
 
 
 Progress = Callable[[str, int, int], None]  # state, laws written so far, laws in all
@@ -256,6 +260,7 @@ def load_state(
     locks_ensured: bool = False,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    failures: dict[str, dict[str, Any]] | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
@@ -265,43 +270,76 @@ def load_state(
     began = time.perf_counter()
     ranked_laws, process = counts(corpus.laws)
 
-    def done(outcome: str, index: str | None) -> StateLoad:
+    def done(outcome: str, index: str | None, lock: lifecycle.StateLock | None = None) -> StateLoad:
         return StateLoad(
-            corpus.state, len(corpus.laws), ranked_laws, process, outcome, time.perf_counter() - began, index
+            corpus.state,
+            len(corpus.laws),
+            ranked_laws,
+            process,
+            outcome,
+            time.perf_counter() - began,
+            index,
+            swapped=outcome == "indexed",
+            lock="none" if lock is None else lock.outcome(),
         )
 
     # Read first, without the lock: an index that is whole and built from this very corpus, with nothing
     # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
     # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
-    current, intact = _current(client, corpus, namespace)
-    if dry_run:
-        return done("would be unchanged" if intact else "would index", current[0] if intact else None)
-    if intact and _generations(client, corpus.state, namespace) == current:
-        return done("unchanged", current[0])
     stop = stop or lifecycle.Stop()
-    with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured) as lock:
-        # Read under the lock: what the alias points to cannot move until we let go.
+    lock = lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured)
+    made: list[str] = []  # the index this load creates, once it does
+    try:
         current, intact = _current(client, corpus, namespace)
-        remove_orphans(client, corpus.state, current, namespace)
-        if intact:
+        if dry_run:
+            return done("would be unchanged" if intact else "would index", current[0] if intact else None)
+        if intact and _generations(client, corpus.state, namespace) == current:
             return done("unchanged", current[0])
-        index = _build(
-            client,
-            corpus,
-            current,
-            lock,
-            stop,
-            progress=progress,
-            namespace=namespace,
-            chunk_size=chunk_size,
-            max_retries=max_retries,
-            initial_backoff=initial_backoff,
-            replicas=replicas,
-            green_timeout=green_timeout,
-        )
-        for old in current:
-            _retire(client, old)
-    return done("indexed", index)
+        with lock:
+            # Read under the lock: what the alias points to cannot move until we let go.
+            current, intact = _current(client, corpus, namespace)
+            remove_orphans(client, corpus.state, current, namespace)
+            if intact:
+                unchanged = current[0]
+            else:
+                unchanged = None
+                index = _build(
+                    client,
+                    corpus,
+                    current,
+                    lock,
+                    stop,
+                    made,
+                    progress=progress,
+                    namespace=namespace,
+                    chunk_size=chunk_size,
+                    max_retries=max_retries,
+                    initial_backoff=initial_backoff,
+                    replicas=replicas,
+                    green_timeout=green_timeout,
+                )
+                for old in current:
+                    _retire(client, old)
+    except BaseException:
+        # What is true of this state once it failed, for the summary and --json: read from the cluster.
+        if failures is not None:
+            failures[corpus.state] = _after_failure(client, corpus, namespace, lock, made)
+        raise
+    if unchanged is not None:
+        return done("unchanged", unchanged, lock)
+    return done("indexed", index, lock)
+
+
+def _after_failure(
+    client: OpenSearch, corpus: Corpus, namespace: str, lock: lifecycle.StateLock, made: list[str]
+) -> dict[str, Any]:
+    """Whether a failed state's alias points at one of this load's indices (swapped), and its lock's end."""
+    try:
+        names = behind(client, alias_of(corpus.state, namespace), namespace)
+    except Exception:  # the cluster gone: nothing can be read, and nothing is claimed
+        names = None
+    swapped: bool | None = None if names is None else any(name in made for name in names)
+    return {"outcome": "failed", "swapped": swapped, "index": names[-1] if names else None, "lock": lock.outcome()}
 
 
 def _build(
@@ -310,6 +348,7 @@ def _build(
     current: list[str],
     lock: lifecycle.StateLock,
     stop: lifecycle.Stop,
+    made: list[str],
     *,
     progress: Progress | None,
     namespace: str,
@@ -320,8 +359,7 @@ def _build(
     green_timeout: float | None,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
-    from opensearchpy import NotFoundError, RequestError
-    from opensearchpy.helpers import streaming_bulk
+    from opensearchpy import ConnectionError, NotFoundError, RequestError
 
     # Only what is stored (counts, lengths, vocabulary, N, average), built afresh: no cache, which is
     # not for threads (load() runs states side by side), and a load reads each corpus once.
@@ -366,35 +404,20 @@ def _build(
         # generation's name is this load's alone, so the index that exists is the one asked for.
         if error.error != "resource_already_exists_exception":
             raise
+    made.append(index)
     try:
-        written = failed = 0
-        first_failure: str | None = None
-        for ok, item in streaming_bulk(
+        _fill(
             client,
             documents(corpus, stats, index=index, namespace=namespace),
-            index=filling,
-            require_alias=True,
+            filling,
+            state,
+            len(corpus.laws),
+            stop,
+            progress=progress,
             chunk_size=chunk_size,
-            max_chunk_bytes=10 * 1024 * 1024,
-            raise_on_error=False,
             max_retries=max_retries,
-            initial_backoff=initial_backoff,  # type: ignore[arg-type]  # typed int, used as seconds
-            max_backoff=30,
-            request_timeout=WRITE_TIMEOUT,
-        ):
-            # Items come a chunk at a time: a stop is seen between bulk requests, never inside one.
-            stop.check(state)
-            if ok:
-                written += 1
-            else:
-                failed += 1
-                if first_failure is None:
-                    ((_, info),) = item.items()
-                    first_failure = f"{info.get('_id')}: {info.get('status')} {info.get('error')}"
-            if progress is not None and written % 200 == 0:
-                progress(state, min(written, len(corpus.laws)), len(corpus.laws))
-        if failed:
-            raise LoadFailed(f"{state}: {failed} of {len(corpus.laws) + 1} documents were refused ({first_failure})")
+            initial_backoff=initial_backoff,
+        )
         client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
@@ -411,11 +434,17 @@ def _build(
         ]
         try:
             client.indices.update_aliases(body={"actions": actions})
-        except NotFoundError:
-            raise LoadFailed(
-                f"{state}: the alias {alias} moved while this load ran (another writer?); nothing was swapped",
-                hint="run the load again",
-            ) from None
+        except (NotFoundError, ConnectionError) as error:
+            # The answer may have been lost after the node applied the swap (a dropped connection, a timeout;
+            # the client's repeat then finds the old alias gone, 404): what the alias points at says which.
+            now = behind(client, alias, namespace)
+            if now != [index]:
+                if isinstance(error, NotFoundError) or now != sorted(current):
+                    raise LoadFailed(
+                        f"{state}: the alias {alias} moved while this load ran (another writer?); nothing was swapped",
+                        hint="run the load again",
+                    ) from None
+                raise
     except BaseException:
         # Best effort: when the cluster itself is gone this fails too, and the next load removes it.
         # Never the index the alias now points to: an `_aliases` call that timed out on our side may
@@ -430,6 +459,92 @@ def _build(
 
 
 _MUST_EXIST = {"must_exist": True}
+
+
+def _fill(
+    client: OpenSearch,
+    actions: Iterator[dict[str, Any]],
+    filling: str,
+    state: str,
+    laws: int,
+    stop: lifecycle.Stop,
+    *,
+    progress: Progress | None,
+    chunk_size: int,
+    max_retries: int,
+    initial_backoff: float,
+) -> int:
+    """Write `actions` into the index behind `filling` as bulk `create`s of at most `chunk_size` documents
+    (and 10 MiB); the number written. A document refused for a full write queue (429) is sent again with
+    a backoff; a block (`cluster_block_exception`: read-only, the disk's flood stage, a write block) ends
+    the load at once, as no wait lifts it (a flood-stage block was retried for 644 s). A 409 on a repeat of
+    a chunk whose answer was lost is what the first copy wrote: the index and the ids are this load's own."""
+    from opensearchpy import TransportError
+
+    serializer = client.transport.serializer
+    written = 0
+    chunk: list[tuple[str, str]] = []
+    size = 0
+
+    def send() -> None:
+        nonlocal written, size
+        pending = chunk[:]
+        chunk.clear()
+        size = 0
+        pause = initial_backoff
+        refused: list[str] = []
+        for attempt in range(max_retries + 1):
+            body = "".join(lines for _, lines in pending)
+            try:
+                answer = client.bulk(body=body, index=filling, require_alias=True, request_timeout=WRITE_TIMEOUT)
+            except TransportError as error:
+                if error.status_code != 429 or _blocked(error.info) or attempt == max_retries:
+                    raise
+                stop.wait(pause)
+                pause = min(pause * 2, 30.0)
+                continue
+            again = []
+            for (law, lines), item in zip(pending, answer["items"], strict=True):
+                ((_, info),) = item.items()
+                status = info.get("status")
+                kind = (info.get("error") or {}).get("type") if isinstance(info.get("error"), dict) else None
+                if kind == "cluster_block_exception":
+                    raise TransportError(status, kind, {"error": info["error"], "status": status})
+                if isinstance(status, int) and (200 <= status < 300 or status == 409):
+                    written += 1
+                elif status == 429 and attempt < max_retries:
+                    again.append((law, lines))
+                else:
+                    refused.append(f"{law}: {status} {info.get('error')}")
+            if refused:
+                raise LoadFailed(f"{state}: {len(refused)} of {laws + 1} documents were refused ({refused[0]})")
+            if not again:
+                break
+            pending = again
+            stop.wait(pause)
+            pause = min(pause * 2, 30.0)
+        # Items come a chunk at a time: a stop is seen between bulk requests, never inside one.
+        stop.check(state)
+        if progress is not None:
+            progress(state, min(written, laws), laws)
+
+    for action in actions:
+        lines = serializer.dumps({"create": {"_id": action["_id"]}}) + "\n" + serializer.dumps(action["_source"]) + "\n"
+        if chunk and (len(chunk) >= chunk_size or size + len(lines) > MAX_CHUNK_BYTES):
+            send()
+        chunk.append((str(action["_id"]), lines))
+        size += len(lines)
+    if chunk:
+        send()
+    return written
+
+
+# The most a bulk request carries (characters of its body, about its bytes).
+MAX_CHUNK_BYTES = 10 * 1024 * 1024
+
+
+def _blocked(info: object) -> bool:
+    return "cluster_block_exception" in str(info)
 
 
 def wait_green(client: OpenSearch, state: str, index: str, timeout: float) -> None:
@@ -489,6 +604,8 @@ def load(
     bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not."""
     client = connection.client()
     stop = stop or lifecycle.Stop()
+    failures: dict[str, dict[str, Any]] = {}
+    finished: list[StateLoad] = []
 
     def one(corpus: Corpus) -> StateLoad:
         stop.check(corpus.state)  # no state starts after a stop
@@ -503,28 +620,70 @@ def load(
             locks_ensured=True,
             replicas=replicas,
             green_timeout=green_timeout,
+            failures=failures,
         )
 
+    try:
+        return _loading(connection, client, corpora, one, stop, dry_run, workers, finished)
+    except LawindexError as error:
+        raise _reported(error, corpora, finished, failures) from None
+
+
+def _reported(
+    error: LawindexError,
+    corpora: Sequence[Corpus],
+    finished: Sequence[StateLoad],
+    failures: dict[str, dict[str, Any]],
+) -> LawindexError:
+    """`error`, its message saying what is true of every state (loaded, failed with or without its swap,
+    not started), and those states on it (`error.loads`, `error.failures`) for the CLI's --json."""
+    done = {result.state: result for result in finished}
+    said = []
+    for corpus in corpora:
+        if corpus.state in done:
+            said.append(f"{corpus.state} {done[corpus.state].outcome}")
+        elif corpus.state in failures:
+            failed = failures[corpus.state]
+            swapped = {True: "swapped", False: "not swapped", None: "swap unknown"}[failed["swapped"]]
+            said.append(f"{corpus.state} failed ({swapped}, lock {failed['lock']})")
+        else:
+            said.append(f"{corpus.state} not loaded")
+    if len(corpora) > 1 and not isinstance(error, LoadInterrupted):
+        error.message = f"{error.message} [{'; '.join(said)}]"
+    error.loads = list(finished)  # type: ignore[attr-defined]
+    error.failures = dict(failures)  # type: ignore[attr-defined]
+    return error
+
+
+def _loading(
+    connection: Connection,
+    client: OpenSearch,
+    corpora: Sequence[Corpus],
+    one: Callable[[Corpus], StateLoad],
+    stop: lifecycle.Stop,
+    dry_run: bool,
+    workers: int,
+    finished: list[StateLoad],
+) -> list[StateLoad]:
     with talking(connection):
         client.info()
         if not dry_run:
             lifecycle.ensure_locks_index(client, connection.namespace)
         if workers <= 1 or len(corpora) <= 1:
-            results: list[StateLoad] = []
             for corpus in corpora:
                 try:
-                    results.append(one(corpus))
+                    finished.append(one(corpus))
                 except LoadInterrupted:
-                    raise _interrupted(corpora, results, stop) from None
-            return results
+                    raise _interrupted(corpora, finished, stop) from None
+            return finished
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lawindex-load") as pool:
             futures = [pool.submit(one, corpus) for corpus in corpora]
             wait_for(futures, return_when=FIRST_EXCEPTION)
             for future in futures:
                 future.cancel()  # those not started yet; a state under way runs to its end or its failure
             wait_for(futures)
+            finished += [f.result() for f in futures if not f.cancelled() and f.exception() is None]
             if stop.is_set():
-                finished = [f.result() for f in futures if not f.cancelled() and f.exception() is None]
                 raise _interrupted(corpora, finished, stop)
             return [future.result() for future in futures]
 

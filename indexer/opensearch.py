@@ -126,8 +126,11 @@ class Connection:
         # host is tried again after dead_timeout (60 s, doubling while it stays dead). No sniffing: the
         # addresses nodes publish need not be the ones this machine reaches them by.
         hosts = self.urls
+        from indexer.failover import ProbingPool
+
         client = OpenSearch(
             transport_class=_transport(self.preference),
+            connection_pool_class=ProbingPool,
             hosts=hosts,
             randomize_hosts=len(hosts) > 1,
             http_auth=(self.user, self.password or "") if self.user else None,
@@ -143,8 +146,9 @@ class Connection:
             # every request failed.
             dead_timeout=DEAD_TIMEOUT_S,
             timeout_cutoff=DEAD_TIMEOUT_DOUBLINGS,
-            # A request that timed out is not sent again: --timeout bounds the wait for a silent
-            # cluster. A refused connection is retried (LAWINDEX_RETRIES), which costs nothing.
+            # A request that timed out is sent to another node when there is one and the request is safe
+            # to repeat, within the same --timeout (indexer/failover.py); on one node it is not sent again.
+            # A refused connection is retried (LAWINDEX_RETRIES), which costs nothing.
             retry_on_timeout=False,
             pool_maxsize=32,
         )
@@ -164,9 +168,11 @@ NODE_LEFT_TRIES = 6
 def _transport(preference: str | None) -> type[Any]:
     """An opensearch-py Transport that sends a request again when the node behind its shard left, and
     (with `preference`) asks every search and get for the copy `preference` names."""
-    from opensearchpy import Transport, TransportError
+    from opensearchpy import TransportError
 
-    class Rerouting(Transport):
+    from indexer.failover import FailoverTransport
+
+    class Rerouting(FailoverTransport):
         def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             path = url.split("?", 1)[0]
             if preference is not None and (
@@ -344,9 +350,19 @@ def talking(connection: Connection) -> Iterator[None]:
     """Run requests to OpenSearch; its failures become Unreachable (exit 3) or ClusterRefused (exit 4)."""
     from opensearchpy import exceptions as os_errors
 
+    from indexer.failover import NoNodeAnswered
+
     url = shown(connection.url)
     try:
         yield
+    except NoNodeAnswered as error:
+        said = "; ".join(f"{where} {what}" for where, what in error.tried)
+        if error.timed_out:
+            raise TimedOut(
+                f"no node of the cluster answered within {connection.timeout:g}s: {said}",
+                hint=f"raise --timeout, or {START_HINT}",
+            ) from None
+        raise Unreachable(f"no node of the cluster answered: {said}", hint=START_HINT) from None
     except os_errors.SSLError as error:
         raise Unreachable(
             f"TLS to {url} failed: {_reason(error)}",
@@ -358,9 +374,38 @@ def talking(connection: Connection) -> Iterator[None]:
             hint=f"raise --timeout, or {START_HINT}",
         ) from None
     except os_errors.ConnectionError as error:
+        tls = _speaks_tls(connection.urls)
+        if tls is not None:
+            raise Unreachable(
+                f"OpenSearch at {shown(tls)} closed a plain-HTTP request: the port looks like TLS (https)",
+                hint=f"use {shown('https' + tls[4:])} (with --ca-certs for its CA)",
+            ) from None
         raise Unreachable(f"OpenSearch did not answer at {url}: {_reason(error)}", hint=START_HINT) from None
     except os_errors.TransportError as error:
         _refused(url, error)
+
+
+def _speaks_tls(urls: list[str]) -> str | None:
+    """The first http:// URL whose port completes a TLS handshake (a secured node asked in plain HTTP,
+    which closes the connection: "RemoteDisconnected"), or None. Asked only once a request has failed."""
+    import ssl
+
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            continue
+        try:
+            with (
+                socket.create_connection((parts.hostname, parts.port or 9200), timeout=2.0) as raw,
+                context.wrap_socket(raw, server_hostname=parts.hostname),
+            ):
+                return url
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def _refused(url: str, error: Exception) -> NoReturn:

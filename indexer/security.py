@@ -48,13 +48,27 @@ INDEX_ACTIONS = (
 )
 
 
+def index_patterns(namespace: str = "lawindex") -> list[str]:
+    """The names lawindex makes in `namespace`, and nothing else, as the security plugin's index patterns
+    (a pattern in slashes is a Java regular expression, matched whole): each state's alias (`lawindex-tx`),
+    its generations (`lawindex-tx-<20 digits>`) and their private `-filling` aliases, the lock index and
+    its alias. `lawindex-*` let the user read and delete another tool's `lawindex-staging-tx-1`. Every
+    name lawindex gives an index or alias must match one of these (tests/unit/test_security.py)."""
+    from indexer.lifecycle import GENERATION_DIGITS, _locks_concrete, locks_index
+    from indexer.opensearch import namespace_of
+
+    states = f"{namespace_of(namespace)}-[a-z]{{2}}"
+    generations = f"(-[0-9]{{{GENERATION_DIGITS}}}(-filling)?)?"
+    return [f"/{states}{generations}/", locks_index(namespace), _locks_concrete(namespace)]
+
+
 def role(namespace: str = "lawindex") -> dict[str, Any]:
     """The least-privilege role for lawindex on the indices and aliases of `namespace`, as roles.yml holds it."""
     return {
         "reserved": False,
-        "description": f"lawindex: load, ask and verify the road-law indices {namespace}-*",
+        "description": f"lawindex: load, ask and verify the road-law indices of the namespace {namespace}",
         "cluster_permissions": list(CLUSTER_PERMISSIONS),
-        "index_permissions": [{"index_patterns": [f"{namespace}-*"], "allowed_actions": list(INDEX_ACTIONS)}],
+        "index_permissions": [{"index_patterns": index_patterns(namespace), "allowed_actions": list(INDEX_ACTIONS)}],
         "tenant_permissions": [],
     }
 
@@ -249,6 +263,10 @@ def security_config(
             "config": {
                 "dynamic": {
                     "http": {"anonymous_auth_enabled": False},
+                    # A wildcard (`lawindex-*`, as status and the orphan search ask) resolves to the indices
+                    # the user may see, instead of refusing the whole request when another tool's index
+                    # (`lawindex-staging-tx-1`) matches it too.
+                    "do_not_fail_on_forbidden": True,
                     "authc": {
                         "basic_internal_auth_domain": {
                             "description": "HTTP basic auth against the internal users database",
@@ -271,9 +289,13 @@ def security_config(
                 "backend_roles": ["admin"],
                 "description": "the node's administrator (lawindex opensearch start --secure)",
             },
+            # Reserved: the plugin refuses a change to a reserved user from anyone but the super admin (the
+            # admin certificate), so the user cannot change its own password through the account API
+            # (PUT _plugins/_security/api/account, 403): whoever holds credentials.env could otherwise
+            # lock the operator out, and every command would get 401.
             ROLE_NAME: {
                 "hash": password_hash(lawindex_password),
-                "reserved": False,
+                "reserved": True,
                 "description": "lawindex's least-privileged user",
             },
         },

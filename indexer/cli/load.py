@@ -1,6 +1,8 @@
 """`lawindex load` and `lawindex status`: corpora into OpenSearch, and what is served."""
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -75,7 +77,7 @@ def load(
             disable=not show_bars,
         )
         tasks = {corpus.state: bars.add_task(corpus.state, total=len(corpus.laws)) for corpus in corpora}
-        with bars:
+        with bars, _reported_as_json(as_json, dry_run):
             results = load_corpora(
                 connection,
                 corpora,
@@ -103,6 +105,23 @@ def load(
             f"{result.seconds:.2f}",
         )
     Console().print(table)
+
+
+@contextmanager
+def _reported_as_json(as_json: bool, dry_run: bool) -> Iterator[None]:
+    """With --json, a load that fails still prints a line for every state it knows the end of: the ones
+    loaded, and each failed one with whether its swap happened and what became of its lock."""
+    from indexer.errors import LawindexError
+
+    try:
+        yield
+    except LawindexError as error:
+        if as_json:
+            for result in getattr(error, "loads", []):
+                emit_json({**asdict(result), "seconds": round(result.seconds, 3), "dry_run": dry_run})
+            for state, failed in getattr(error, "failures", {}).items():
+                emit_json({"state": state, **failed, "error": error.message, "exit_code": error.exit_code})
+        raise
 
 
 @app.command()

@@ -13,8 +13,9 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from opensearchpy import OpenSearch
 
@@ -73,3 +74,121 @@ def run_threads(threads: list[threading.Thread], timeout: float = 300) -> float:
     for thread in threads:
         thread.join(timeout=timeout)
     return time.perf_counter() - began
+
+
+class DroppingProxy:
+    """A real TCP proxy on loopback in front of one node, that loses answers: each request is forwarded
+    as it comes, and when one matches `drops` (method, path and body), the proxy waits for the node's
+    answer to begin (so the node has applied it) and then closes both connections instead of passing it
+    on: what a client meets when a connection drops after the node did its work. `times` requests are
+    dropped, then everything passes. HTTP/1.1 without pipelining, as opensearch-py speaks it."""
+
+    def __init__(self, upstream: str, drops: Callable[[str, str, bytes], bool], times: int = 1) -> None:
+        import socket
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(upstream)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 9200)
+        self.drops = drops
+        self.left = times
+        self.dropped: list[str] = []
+        self._guard = threading.Lock()
+        self._server = socket.socket()
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(64)
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self._closed = True
+        self._server.close()
+
+    def __enter__(self) -> DroppingProxy:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: Any) -> None:
+        import socket
+
+        node = socket.create_connection(self.upstream)
+        try:
+            buffer = b""
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    chunk = client.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
+                head, _, rest = buffer.partition(b"\r\n\r\n")
+                lines = head.split(b"\r\n")
+                method, target = lines[0].decode("latin-1").split(" ")[:2]
+                length = 0
+                for line in lines[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                while len(rest) < length:
+                    chunk = client.recv(65536)
+                    if not chunk:
+                        return
+                    rest += chunk
+                body, buffer = rest[:length], rest[length:]
+                with self._guard:
+                    drop = self.left > 0 and self.drops(method, target, body)
+                    if drop:
+                        self.left -= 1
+                        self.dropped.append(f"{method} {target}")
+                node.sendall(head + b"\r\n\r\n" + body)
+                if drop:
+                    node.recv(1)  # the node has answered: it applied the request
+                    return
+                self._relay_answer(node, client, method)
+        except OSError:
+            return
+        finally:
+            node.close()
+            client.close()
+
+    @staticmethod
+    def _relay_answer(node: Any, client: Any, method: str) -> None:
+        """One answer from the node to the client: its head, then its body by Content-Length or chunks."""
+        buffer = b""
+        while b"\r\n\r\n" not in buffer:
+            chunk = node.recv(65536)
+            if not chunk:
+                raise OSError("the node closed the connection")
+            buffer += chunk
+        head, _, rest = buffer.partition(b"\r\n\r\n")
+        length = None
+        chunked = False
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length" and method != "HEAD":
+                length = int(value)
+            elif name.strip().lower() == b"transfer-encoding" and b"chunked" in value.lower():
+                chunked = True
+        if chunked:
+            while not rest.endswith(b"0\r\n\r\n"):
+                chunk = node.recv(65536)
+                if not chunk:
+                    raise OSError("the node closed the connection")
+                rest += chunk
+        else:
+            while len(rest) < (length or 0):
+                chunk = node.recv(65536)
+                if not chunk:
+                    raise OSError("the node closed the connection")
+                rest += chunk
+        client.sendall(head + b"\r\n\r\n" + rest)

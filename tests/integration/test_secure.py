@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +43,7 @@ class Secured:
     credentials: dict[str, str]
     logs: Path
     namespace: str
+    admin_password: str
 
     def env(self, **changes: str) -> dict[str, str]:
         return {"OPENSEARCH_URL": self.url, "LAWINDEX_NAMESPACE": self.namespace, **self.credentials, **changes}
@@ -84,7 +86,8 @@ def secured() -> Iterator[Secured]:
     credentials = dict(line.split("=", 1) for line in lines if "=" in line)
     _empty_namespace(found.url, found.ca_certs, credentials)
     try:
-        yield Secured(found.url, found.ca_certs, credentials, Path(found.log).parent, "lawindex")
+        admin = (Path(found.credentials).parent / "admin.password").read_text(encoding="utf-8").strip()
+        yield Secured(found.url, found.ca_certs, credentials, Path(found.log).parent, "lawindex", admin)
     finally:
         if not found.reused:
             node.stop(PORT)
@@ -148,6 +151,58 @@ def test_the_user_is_refused_outside_its_namespace(secured: Secured) -> None:
     assert code == 4, err
     assert "lacks a permission" in err
     assert len(err.strip().splitlines()) <= 2
+
+
+def _client(secured: Secured, user: str, password: str) -> Any:
+    from opensearchpy import OpenSearch
+
+    return OpenSearch(hosts=[secured.url], http_auth=(user, password), ca_certs=secured.ca_certs, timeout=60)
+
+
+def test_the_user_cannot_change_its_own_password(secured: Secured) -> None:
+    from opensearchpy import TransportError
+
+    own = secured.credentials["OPENSEARCH_PASSWORD"]
+    user = _client(secured, "lawindex", own)
+    body = {"current_password": own, "password": "Changed-by-the-user-1."}
+    with pytest.raises(TransportError) as refused:
+        user.transport.perform_request("PUT", "/_plugins/_security/api/account", body=body)
+    assert refused.value.status_code == 403, refused.value.info
+    # The plugin says why: the user is reserved, and only the super admin changes a reserved user.
+    assert "reserved" in json.dumps(refused.value.info), refused.value.info
+    assert user.info()["version"]["number"] == VERSION  # the password in credentials.env still holds
+    with pytest.raises(TransportError):
+        _client(secured, "lawindex", "Changed-by-the-user-1.").info()
+
+
+def test_a_look_alike_index_is_neither_read_nor_deleted_by_the_user(secured: Secured) -> None:
+    from opensearchpy import TransportError
+
+    admin = _client(secured, "admin", secured.admin_password)
+    user = _client(secured, "lawindex", secured.credentials["OPENSEARCH_PASSWORD"])
+    look_alike = "lawindex-staging-tx-1"
+    admin.indices.delete(index=look_alike, ignore_unavailable=True)
+    admin.index(index=look_alike, id="1", body={"note": "another tool's"}, refresh=True)
+    try:
+        for request in (
+            lambda: user.search(index=look_alike, body={"query": {"match_all": {}}}),
+            lambda: user.get(index=look_alike, id="1"),
+            lambda: user.indices.delete(index=look_alike),
+            lambda: user.indices.get_mapping(index=look_alike),
+        ):
+            with pytest.raises(TransportError) as refused:
+                request()
+            assert refused.value.status_code == 403, refused.value.info
+        assert admin.count(index=look_alike)["count"] == 1  # still there, untouched
+        # lawindex's own commands go on, the look-alike matching their wildcards (`lawindex-*`) or not.
+        ca = ("--ca-certs", secured.ca_certs)
+        code, _out, err = run(secured, "load", str(CORPORA), "--state", "TX", *ca)
+        assert code == 0, err
+        code, out, err = run(secured, "status", "--json", *ca)
+        assert code == 0 and "staging" not in out, err
+        assert admin.count(index=look_alike)["count"] == 1
+    finally:
+        admin.indices.delete(index=look_alike, ignore_unavailable=True)
 
 
 def test_a_wrong_password_or_none_is_exit_4_for_every_command(secured: Secured) -> None:

@@ -83,7 +83,9 @@ def test_the_lawindex_user_holds_only_its_role_on_its_namespace() -> None:
     assert security.ROLE_NAME not in mapping["all_access"].get("users", [])
     assert files["internal_users.yml"][security.ROLE_NAME].get("backend_roles", []) == []
     (permission,) = files["roles.yml"][security.ROLE_NAME]["index_permissions"]
-    assert permission["index_patterns"] == ["staging-*"]
+    assert permission["index_patterns"] == security.index_patterns("staging")
+    assert files["internal_users.yml"][security.ROLE_NAME]["reserved"] is True  # its password is not its to change
+    assert files["config.yml"]["config"]["dynamic"]["do_not_fail_on_forbidden"] is True
     assert not any(action == "*" or action.startswith("cluster:admin") for action in security.CLUSTER_PERMISSIONS)
 
 
@@ -95,3 +97,46 @@ def test_the_role_in_the_readme_is_the_role_lawindex_writes() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"```yaml\n(lawindex:\n.*?)```", readme, re.DOTALL)
     assert yaml.safe_load(block) == {"lawindex": security.role()}
+
+
+def _covered(name: str, patterns: list[str]) -> bool:
+    """Whether the security plugin's `patterns` match `name`: `/regex/` matched whole (Java and Python agree
+    on these), any other pattern as the exact name (none of lawindex's has a wildcard)."""
+    import re
+
+    for pattern in patterns:
+        assert "*" not in pattern and "?" not in pattern.strip("/").replace(")?", ")"), pattern
+        if pattern.startswith("/") and pattern.endswith("/"):
+            if re.fullmatch(pattern[1:-1], name):
+                return True
+        elif pattern == name:
+            return True
+    return False
+
+
+def test_the_role_covers_every_name_lawindex_makes_and_no_look_alike() -> None:
+    from indexer.lifecycle import _locks_concrete, generation_pattern, locks_index
+    from indexer.load import _generation
+    from indexer.opensearch import alias_of, index_prefix
+
+    patterns = security.index_patterns("lawindex")
+    generation = index_prefix("TX") + _generation()
+    assert generation_pattern("TX", "lawindex").fullmatch(generation)
+    made = [alias_of("TX"), alias_of("DC"), generation, f"{generation}-filling", locks_index("lawindex"),
+            _locks_concrete("lawindex")]  # fmt: skip
+    assert [name for name in made if not _covered(name, patterns)] == []
+    look_alikes = [
+        "lawindex-staging-tx-1",
+        "lawindex-tx-1",
+        "lawindex-tx-backup",
+        "lawindex-txx",
+        f"{generation}-copy",
+        f"{generation}0",
+        "lawindex-locks-2",
+        "lawindex-lockss",
+        "lawindexx-tx",
+        "lawindex_t1-tx",
+        "other-tx",
+        "lawindex-TX",
+    ]
+    assert [name for name in look_alikes if _covered(name, patterns)] == []
