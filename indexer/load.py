@@ -31,6 +31,7 @@ from indexer.words import ranked, ranked_text
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
+    from indexer.meaning.vectors import Meaning
     from indexer.statistics import Counts
 
 
@@ -50,16 +51,27 @@ class StateLoad:
 Progress = Callable[[str, int, int], None]  # state, laws written so far, laws in all
 
 
-def fingerprint(corpus: Corpus) -> str:
-    """What an index was built from: the corpus file, laws.json and the schema; unchanged means equal."""
-    return f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
+def fingerprint(corpus: Corpus, meaning: Meaning | None = None) -> str:
+    """What an index was built from: the corpus file, laws.json and the schema, and the embedder of its
+    vectors where it has them (indexer.meaning.vectors); unchanged means equal."""
+    made = f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
+    return made if meaning is None else f"{made}:meaning={meaning.identity}"
 
 
 def documents(
-    corpus: Corpus, stats: Counts, *, index: str = "", namespace: str = DEFAULT_NAMESPACE
+    corpus: Corpus,
+    stats: Counts,
+    *,
+    index: str = "",
+    namespace: str = DEFAULT_NAMESPACE,
+    meaning: Meaning | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The bulk actions for a state: one document per law, then the statistics document, sealed for
-    `index` (its name, state, namespace and fingerprint under a checksum: lifecycle.seal)."""
+    """The bulk actions for a state: one document per law (with its vector, given `meaning`), then the
+    statistics document, sealed for `index` (its name, state, namespace and fingerprint under a checksum:
+    lifecycle.seal)."""
+    from indexer.meaning.vectors import VECTOR_FIELD
+
+    embedded = None if meaning is None else meaning.vectors(corpus)
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
@@ -72,6 +84,8 @@ def documents(
         # df nor the average length: the spec's `ranked`.
         if ranked(law):
             source[RANKED_FIELD] = ranked_text(law)
+        if embedded is not None:
+            source[VECTOR_FIELD] = embedded[order].tolist()  # float32 values, exact as JSON's doubles
         yield {"_id": law_id(law.id), "_source": source}
     yield {
         "_id": STATISTICS_ID,
@@ -94,7 +108,7 @@ def documents(
             },
             namespace=namespace,
             index=index,
-            fingerprint=fingerprint(corpus),
+            fingerprint=fingerprint(corpus, meaning),
         ),
     }
 
@@ -139,7 +153,9 @@ def _generation() -> str:
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
 
 
-def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[str], bool]:
+def _current(
+    client: OpenSearch, corpus: Corpus, namespace: str, meaning: Meaning | None = None
+) -> tuple[list[str], bool]:
     """The indices behind the state's alias, every one lawindex's own of this state (else LoadFailed, and
     nothing is touched), and whether they are one whole index built from this very corpus."""
     state = corpus.state
@@ -167,10 +183,11 @@ def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[s
     if len(names) != 1:
         return names, False
     (name,) = names
-    return names, metas[name].get("fingerprint") == fingerprint(corpus) and _intact(client, name, corpus, namespace)
+    made = fingerprint(corpus, meaning)
+    return names, metas[name].get("fingerprint") == made and _intact(client, name, corpus, namespace, meaning)
 
 
-def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> bool:
+def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str, meaning: Meaning | None = None) -> bool:
     """True when `index` is open and holds every law and its statistics, sealed for it and this corpus: a
     count and one get, so that an index closed, emptied or with its statistics damaged is rebuilt, not
     called unchanged."""
@@ -187,7 +204,7 @@ def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> b
     source = found.get("_source")
     if lifecycle.seal_problem(source, index, corpus.state, namespace) is not None:
         return False
-    return lifecycle.sealed_fingerprint(source) == fingerprint(corpus)
+    return lifecycle.sealed_fingerprint(source) == fingerprint(corpus, meaning)
 
 
 def _generations(client: OpenSearch, state: str, namespace: str) -> list[str]:
@@ -256,6 +273,7 @@ def load_state(
     locks_ensured: bool = False,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    meaning: Meaning | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
@@ -273,7 +291,7 @@ def load_state(
     # Read first, without the lock: an index that is whole and built from this very corpus, with nothing
     # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
     # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
-    current, intact = _current(client, corpus, namespace)
+    current, intact = _current(client, corpus, namespace, meaning)
     if dry_run:
         return done("would be unchanged" if intact else "would index", current[0] if intact else None)
     if intact and _generations(client, corpus.state, namespace) == current:
@@ -281,7 +299,7 @@ def load_state(
     stop = stop or lifecycle.Stop()
     with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured) as lock:
         # Read under the lock: what the alias points to cannot move until we let go.
-        current, intact = _current(client, corpus, namespace)
+        current, intact = _current(client, corpus, namespace, meaning)
         remove_orphans(client, corpus.state, current, namespace)
         if intact:
             return done("unchanged", current[0])
@@ -298,6 +316,7 @@ def load_state(
             initial_backoff=initial_backoff,
             replicas=replicas,
             green_timeout=green_timeout,
+            meaning=meaning,
         )
         for old in current:
             _retire(client, old)
@@ -318,6 +337,7 @@ def _build(
     initial_backoff: float,
     replicas: int | None,
     green_timeout: float | None,
+    meaning: Meaning | None = None,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
     from opensearchpy import NotFoundError, RequestError
@@ -343,7 +363,7 @@ def _build(
     body["mappings"]["_meta"] = {
         "lawindex": {
             **lifecycle.marker(namespace, state, index),
-            "fingerprint": fingerprint(corpus),
+            "fingerprint": fingerprint(corpus, meaning),
             "sha256": corpus.sha256,
             "source": str(corpus.path),
             "laws": len(corpus.laws),
@@ -356,6 +376,8 @@ def _build(
     # Bulk requests go to a private alias of the new index with require_alias: if the index vanishes
     # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
     # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
+    if meaning is not None:
+        meaning.extend(body)  # the vector field, for --by meaning and hybrid (indexer.meaning.vectors)
     filling = f"{index}-filling"
     body["aliases"] = {filling: {}}
     alias = alias_of(state, namespace)
@@ -371,7 +393,7 @@ def _build(
         first_failure: str | None = None
         for ok, item in streaming_bulk(
             client,
-            documents(corpus, stats, index=index, namespace=namespace),
+            documents(corpus, stats, index=index, namespace=namespace, meaning=meaning),
             index=filling,
             require_alias=True,
             chunk_size=chunk_size,
@@ -503,10 +525,14 @@ def load(
             locks_ensured=True,
             replicas=replicas,
             green_timeout=green_timeout,
+            meaning=meaning,
         )
 
     with talking(connection):
         client.info()
+        from indexer.meaning.vectors import for_cluster
+
+        meaning = for_cluster(client)  # vectors too where every node has k-NN
         if not dry_run:
             lifecycle.ensure_locks_index(client, connection.namespace)
         if workers <= 1 or len(corpora) <= 1:
