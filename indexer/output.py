@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from indexer.load import StateStatus
 
 __all__ = [
+    "WAY_DESCRIPTION",
     "AnswerOut",
     "BatchIn",
     "BatchOut",
@@ -41,6 +42,7 @@ __all__ = [
     "ReadyOut",
     "StateOut",
     "StatesOut",
+    "Way",
     "answer_json",
     "dumps",
 ]
@@ -52,6 +54,14 @@ class _Out(BaseModel):
     def json_obj(self) -> dict[str, Any]:
         """The object as printed: an optional part that is absent (None) is left out, not null."""
         return self.model_dump(exclude_none=True)
+
+
+# The ways a question can be asked (`--by`, `by=`; indexer.meaning.rank.WAYS).
+Way = Literal["words", "meaning", "hybrid"]
+WAY_DESCRIPTION = (
+    "words: the spec's BM25 (the default); meaning: every row by cosine with the question, process rows "
+    "included; hybrid: reciprocal-rank fusion of the two full exact rankings"
+)
 
 
 class ExplainPart(_Out):
@@ -206,6 +216,8 @@ class BatchIn(BaseModel):
     questions: list[Annotated[str, Field(json_schema_extra={"maxLength": 2000})]] = Field(max_length=1000)
     limit: int = Field(default=8, json_schema_extra={"minimum": 1, "maximum": 100})
     explain: bool = False
+    by: Way = Field(default="words", description=WAY_DESCRIPTION)
+    rrf_k: int = Field(default=60, ge=1, description="the k of the fusion (by=hybrid)")
 
 
 class BatchOut(BaseModel):
