@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 # How many laws a question is answered from: enough that a paraphrase still reaches its law, few
 # enough that the model is not reading a chapter. The spec's RETRIEVED_LAWS.
 RETRIEVED_LAWS = 8
+# The k of reciprocal-rank fusion (`--by hybrid`, indexer.meaning): 60, as Cormack, Clarke and Büttcher
+# (2009) chose it and as OpenSearch's and pyserini's fusion default to. A larger k flattens each head.
+RRF_K = 60
 
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})  # a shared default: read-only, so never changed
 
@@ -52,6 +55,15 @@ class Window:
         return len(self.sizes) > 1
 
 
+class Reached(NamedTuple):
+    """How a hit of a meaning or hybrid answer was reached: its rank (from 1) in the full words ranking and
+    in the full meaning ranking (None: that way did not reach it), and its cosine with the question."""
+
+    words: int | None
+    meaning: int | None
+    cosine: float
+
+
 @dataclass(frozen=True)
 class Answer:
     """The laws a question reached in one state, best first, and the words that reached them."""
@@ -62,6 +74,9 @@ class Answer:
     terms: list[str]  # the expanded, distinct vocabulary words that were scored, in scoring order
     hits: list[Hit] = field(default_factory=list)
     window: Window | None = None  # the OpenSearch engine's story of its window; None from the reference
+    by: str = "words"  # words, meaning or hybrid (indexer.meaning.rank)
+    rrf_k: int | None = None  # the k of the fusion, for a hybrid answer only
+    reached: list[Reached] | None = None  # per hit, for a meaning or hybrid answer only
 
     def ids(self) -> list[str]:
         """The ids of the hits, best first."""
@@ -107,6 +122,15 @@ def _explained(parts: Sequence[Contribution]) -> str:
     return f"[{', '.join(objects)}]"
 
 
+def _reached(reached: Reached) -> str:
+    ranks = []
+    if reached.words is not None:
+        ranks.append(f'"words": {int(reached.words)}')
+    if reached.meaning is not None:
+        ranks.append(f'"meaning": {int(reached.meaning)}')
+    return f', "ranks": {{{", ".join(ranks)}}}, "cosine": {_number(reached.cosine)}'
+
+
 # A law's JSON but its score, `{"id": ..., "kind": ..., "score": ` and `, "law": ...`, made once and kept,
 # by the law's fields: the reference engine returns the same laws again and again (24,000 hits over 5,346
 # of a generated Texas's laws for 3,000 questions), and a string keeps its hash, so the look-up is cheap.
@@ -136,8 +160,15 @@ def answer_json(answer: Answer, parts: Sequence[Sequence[Contribution]] | None =
         key = (law.id, law.kind, law.law)
         head, tail = kept(key) or _law_json(key)
         explained = "" if parts is None else f', "explain": {_explained(parts[number])}'
+        if answer.reached is not None:
+            explained = _reached(answer.reached[number]) + explained
         hits.append(f"{head}{_number(hit.score)}{tail}{explained}}}")
+    way = ""
+    if answer.by != "words":
+        way = f', "by": {encode_basestring(answer.by)}'
+        if answer.rrf_k is not None:
+            way += f', "rrf_k": {int(answer.rrf_k)}'
     return (
-        f'{{"state": {encode_basestring(answer.state)}, "question": {encode_basestring(answer.question)}, '
+        f'{{"state": {encode_basestring(answer.state)}, "question": {encode_basestring(answer.question)}{way}, '
         f'"words": {_strings(answer.words)}, "terms": {_strings(answer.terms)}, "hits": [{", ".join(hits)}]}}'
     )

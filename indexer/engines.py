@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from indexer.answers import RETRIEVED_LAWS, Answer
+from indexer.answers import RETRIEVED_LAWS, RRF_K, Answer
 from indexer.corpus import Corpus, Law, read_corpora, state_code
 from indexer.errors import BadInput, NotFound
 
@@ -30,8 +30,11 @@ MAX_LIMIT = 100
 class Engine(Protocol):
     """Answers a question about one state's laws."""
 
-    def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
-        """The best `limit` laws of `state` for `question`, best first (none for a question without words)."""
+    def ask(
+        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+    ) -> Answer:
+        """The best `limit` laws of `state` for `question`, best first (none for a question without words),
+        by words (the spec's BM25), meaning or hybrid (indexer.meaning.rank)."""
         ...
 
     def family(self, state: str, key: str) -> list[Law]:
@@ -73,12 +76,19 @@ class ReferenceEngine:
             (self._corpora[code],) = read_corpora(self._directory, [code], fingerprint=False)
         return self._corpora[code]
 
-    def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
-        """The spec's `bm25` answer, with the words and terms that reached it."""
+    def ask(
+        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+    ) -> Answer:
+        """The spec's `bm25` answer, with the words and terms that reached it; or by meaning or hybrid."""
         from indexer import reference
 
         check_question(question, limit)
-        return reference.ask(self.corpus(state), question, limit)
+        if by == "words":
+            return reference.ask(self.corpus(state), question, limit)
+        from indexer.meaning import rank
+
+        rank.check_way(by, rrf_k)
+        return rank.answer(self.corpus(state), question, limit, by, rrf_k)
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics of the state's file."""
@@ -107,10 +117,17 @@ class CheckedOpenSearchEngine:
 
         self.engine: OpenSearchEngine = OpenSearchEngine(connection)
 
-    def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
-        """The spec's exact answer, from OpenSearch."""
+    def ask(
+        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+    ) -> Answer:
+        """The spec's exact answer, from OpenSearch; or by meaning or hybrid, equal to the reference's."""
         check_question(question, limit)
-        return self.engine.ask(state, question, limit)
+        if by == "words":
+            return self.engine.ask(state, question, limit)
+        from indexer.meaning import rank, vectors
+
+        rank.check_way(by, rrf_k)
+        return vectors.answer(self.engine, state, question, limit, by, rrf_k)
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,

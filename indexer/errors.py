@@ -119,3 +119,10 @@ class LoadInterrupted(LoadFailed):
     def __init__(self, message: str, signal_number: int, hint: str | None = None) -> None:
         super().__init__(message, hint)
         self.exit_code = 128 + signal_number
+
+
+class NoMeaning(ClusterRefused):
+    """`--by meaning` or `--by hybrid` where the cluster or the index has no vectors (no k-NN plugin, an index
+    loaded without them, or vectors of another model): words still answer."""
+
+    exit_code = 8

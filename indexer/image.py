@@ -29,6 +29,7 @@ from typing import IO
 
 from indexer import containers, distribution, node
 from indexer.errors import NodeError
+from indexer.meaning import knn
 
 SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -171,7 +172,8 @@ def content_digest(rootfs_digest: str, dist: Path, zip_file: Path, java_home: Pa
     zip_stat = zip_file.stat()
     for part in (
         IMAGE_LAYOUT, version, rootfs_digest, f"{zip_stat.st_size}:{int(zip_stat.st_mtime)}",
-        distribution.LAYOUT, ",".join(distribution.modules_added(dist)), str(java_home), java_id,
+        distribution.LAYOUT, ",".join(distribution.modules_added(dist)), ",".join(knn.plugins_of(dist)), str(java_home),
+        java_id,
         ENTRYPOINT, OPENSEARCH_YML, str(UID),
     ):  # fmt: skip
         digest.update(part.encode("utf-8"))
@@ -281,7 +283,7 @@ def build(version: str | None = None, cache_dir: Path | str | None = None) -> st
     cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
     began = time.monotonic()
     java_home, major = node.find_java(version)
-    dist = distribution.home(version, cache)
+    dist = knn.home_with_knn(distribution.home(version, cache), version, cache)  # what --by meaning needs
     base, base_digest = rootfs(cache)
     name = node.local_image(version)
     digest = content_digest(base_digest, dist, cache / "dist" / f"opensearch-{version}.zip", java_home, version)

@@ -31,6 +31,7 @@ from indexer.words import ranked, ranked_text
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
+    from indexer.meaning.vectors import Meaning
     from indexer.statistics import Counts
 
 
@@ -54,16 +55,27 @@ class StateLoad:
 Progress = Callable[[str, int, int], None]  # state, laws written so far, laws in all
 
 
-def fingerprint(corpus: Corpus) -> str:
-    """What an index was built from: the corpus file, laws.json and the schema; unchanged means equal."""
-    return f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
+def fingerprint(corpus: Corpus, meaning: Meaning | None = None) -> str:
+    """What an index was built from: the corpus file, laws.json and the schema, and the embedder of its
+    vectors where it has them (indexer.meaning.vectors); unchanged means equal."""
+    made = f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
+    return made if meaning is None else f"{made}:meaning={meaning.identity}"
 
 
 def documents(
-    corpus: Corpus, stats: Counts, *, index: str = "", namespace: str = DEFAULT_NAMESPACE
+    corpus: Corpus,
+    stats: Counts,
+    *,
+    index: str = "",
+    namespace: str = DEFAULT_NAMESPACE,
+    meaning: Meaning | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The bulk actions for a state: one document per law, then the statistics document, sealed for
-    `index` (its name, state, namespace and fingerprint under a checksum: lifecycle.seal)."""
+    """The bulk actions for a state: one document per law (with its vector, given `meaning`), then the
+    statistics document, sealed for `index` (its name, state, namespace and fingerprint under a checksum:
+    lifecycle.seal)."""
+    from indexer.meaning.vectors import VECTOR_FIELD
+
+    embedded = None if meaning is None else meaning.vectors(corpus)
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
@@ -76,6 +88,8 @@ def documents(
         # df nor the average length: the spec's `ranked`.
         if ranked(law):
             source[RANKED_FIELD] = ranked_text(law)
+        if embedded is not None:
+            source[VECTOR_FIELD] = embedded[order].tolist()  # float32 values, exact as JSON's doubles
         yield {"_id": law_id(law.id), "_source": source}
     yield {
         "_id": STATISTICS_ID,
@@ -98,7 +112,7 @@ def documents(
             },
             namespace=namespace,
             index=index,
-            fingerprint=fingerprint(corpus),
+            fingerprint=fingerprint(corpus, meaning),
         ),
     }
 
@@ -143,7 +157,9 @@ def _generation() -> str:
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
 
 
-def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[str], bool]:
+def _current(
+    client: OpenSearch, corpus: Corpus, namespace: str, meaning: Meaning | None = None
+) -> tuple[list[str], bool]:
     """The indices behind the state's alias, every one lawindex's own of this state (else LoadFailed, and
     nothing is touched), and whether they are one whole index built from this very corpus."""
     state = corpus.state
@@ -171,10 +187,11 @@ def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[s
     if len(names) != 1:
         return names, False
     (name,) = names
-    return names, metas[name].get("fingerprint") == fingerprint(corpus) and _intact(client, name, corpus, namespace)
+    made = fingerprint(corpus, meaning)
+    return names, metas[name].get("fingerprint") == made and _intact(client, name, corpus, namespace, meaning)
 
 
-def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> bool:
+def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str, meaning: Meaning | None = None) -> bool:
     """True when `index` is open and holds every law and its statistics, sealed for it and this corpus: a
     count and one get, so that an index closed, emptied or with its statistics damaged is rebuilt, not
     called unchanged."""
@@ -191,7 +208,7 @@ def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> b
     source = found.get("_source")
     if lifecycle.seal_problem(source, index, corpus.state, namespace) is not None:
         return False
-    return lifecycle.sealed_fingerprint(source) == fingerprint(corpus)
+    return lifecycle.sealed_fingerprint(source) == fingerprint(corpus, meaning)
 
 
 def _generations(client: OpenSearch, state: str, namespace: str) -> list[str]:
@@ -261,6 +278,7 @@ def load_state(
     replicas: int | None = None,
     green_timeout: float | None = None,
     failures: dict[str, dict[str, Any]] | None = None,
+    meaning: Meaning | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
@@ -290,14 +308,14 @@ def load_state(
     lock = lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured)
     made: list[str] = []  # the index this load creates, once it does
     try:
-        current, intact = _current(client, corpus, namespace)
+        current, intact = _current(client, corpus, namespace, meaning)
         if dry_run:
             return done("would be unchanged" if intact else "would index", current[0] if intact else None)
         if intact and _generations(client, corpus.state, namespace) == current:
             return done("unchanged", current[0])
         with lock:
             # Read under the lock: what the alias points to cannot move until we let go.
-            current, intact = _current(client, corpus, namespace)
+            current, intact = _current(client, corpus, namespace, meaning)
             remove_orphans(client, corpus.state, current, namespace)
             if intact:
                 unchanged = current[0]
@@ -317,6 +335,7 @@ def load_state(
                     initial_backoff=initial_backoff,
                     replicas=replicas,
                     green_timeout=green_timeout,
+                    meaning=meaning,
                 )
                 for old in current:
                     _retire(client, old)
@@ -357,6 +376,7 @@ def _build(
     initial_backoff: float,
     replicas: int | None,
     green_timeout: float | None,
+    meaning: Meaning | None = None,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
     from opensearchpy import ConnectionError, NotFoundError, RequestError
@@ -381,7 +401,7 @@ def _build(
     body["mappings"]["_meta"] = {
         "lawindex": {
             **lifecycle.marker(namespace, state, index),
-            "fingerprint": fingerprint(corpus),
+            "fingerprint": fingerprint(corpus, meaning),
             "sha256": corpus.sha256,
             "source": str(corpus.path),
             "laws": len(corpus.laws),
@@ -394,6 +414,8 @@ def _build(
     # Bulk requests go to a private alias of the new index with require_alias: if the index vanishes
     # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
     # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
+    if meaning is not None:
+        meaning.extend(body)  # the vector field, for --by meaning and hybrid (indexer.meaning.vectors)
     filling = f"{index}-filling"
     body["aliases"] = {filling: {}}
     alias = alias_of(state, namespace)
@@ -408,7 +430,7 @@ def _build(
     try:
         _fill(
             client,
-            documents(corpus, stats, index=index, namespace=namespace),
+            documents(corpus, stats, index=index, namespace=namespace, meaning=meaning),
             filling,
             state,
             len(corpus.laws),
@@ -606,6 +628,10 @@ def load(
     stop = stop or lifecycle.Stop()
     failures: dict[str, dict[str, Any]] = {}
     finished: list[StateLoad] = []
+    with talking(connection):
+        from indexer.meaning.vectors import for_cluster
+
+        meaning = for_cluster(client)  # vectors too where every node has k-NN
 
     def one(corpus: Corpus) -> StateLoad:
         stop.check(corpus.state)  # no state starts after a stop
@@ -621,6 +647,7 @@ def load(
             replicas=replicas,
             green_timeout=green_timeout,
             failures=failures,
+            meaning=meaning,
         )
 
     try:

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from indexer import containers, distribution
 from indexer.errors import BadInput, NodeError
+from indexer.meaning import knn
 
 State = Literal["running", "stopped", "dead"]
 Runtime = Literal["auto", "docker", "distribution"]
@@ -788,9 +789,9 @@ def _start_distribution(
             hint="use another --port, or --setting transport.port=N",
         )
     prepare_node(folder, dist, settings, heap, user)
-    added: dict[str, Any] = {}
+    added: dict[str, Any] = {"knn": knn.install(folder.home, version, cache)}  # what --by meaning needs
     if prepare is not None:
-        added = prepare(folder, user)
+        added |= prepare(folder, user)
         more = {k: v for k, v in added.items() if "." in k}
         added = {k: v for k, v in added.items() if "." not in k}
         with (folder.config / "opensearch.yml").open("a", encoding="utf-8") as yml:

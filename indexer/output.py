@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from indexer.load import StateStatus
 
 __all__ = [
+    "WAY_DESCRIPTION",
     "AnswerOut",
     "BatchIn",
     "BatchOut",
@@ -37,9 +38,11 @@ __all__ = [
     "HitOut",
     "Law",
     "QuestionErrorOut",
+    "RanksOut",
     "ReadyOut",
     "StateOut",
     "StatesOut",
+    "Way",
     "answer_json",
     "dumps",
 ]
@@ -51,6 +54,14 @@ class _Out(BaseModel):
     def json_obj(self) -> dict[str, Any]:
         """The object as printed: an optional part that is absent (None) is left out, not null."""
         return self.model_dump(exclude_none=True)
+
+
+# The ways a question can be asked (`--by`, `by=`; indexer.meaning.rank.WAYS).
+Way = Literal["words", "meaning", "hybrid"]
+WAY_DESCRIPTION = (
+    "words: the spec's BM25 (the default); meaning: every row by cosine with the question, process rows "
+    "included; hybrid: reciprocal-rank fusion of the two full exact rankings"
+)
 
 
 class ExplainPart(_Out):
@@ -68,13 +79,23 @@ class ExplainPart(_Out):
         return cls(word=part.word, tf=part.tf, df=part.df, idf=part.idf, length=part.length, score=part.score)
 
 
+class RanksOut(_Out):
+    """Where each way ranked a hit (from 1) in its full exact ranking; a way that did not reach it is absent."""
+
+    words: int | None = Field(default=None, description="its rank among every law sharing a word, by BM25")
+    meaning: int | None = Field(default=None, description="its rank among every row, by cosine")
+
+
 class HitOut(_Out):
-    """One law a question reached, with its exact BM25 score."""
+    """One law a question reached, with its exact score: BM25 by words, the cosine by meaning, the RRF score
+    by hybrid."""
 
     id: str
     kind: str
     score: float
     law: str
+    ranks: RanksOut | None = Field(default=None, description="by meaning or hybrid only: each way's rank")
+    cosine: float | None = Field(default=None, description="by meaning or hybrid only: its cosine with the question")
     explain: list[ExplainPart] | None = Field(default=None, description="only when explain was asked for")
 
 
@@ -83,15 +104,20 @@ class AnswerOut(_Out):
 
     state: str
     question: str
+    by: Literal["meaning", "hybrid"] | None = Field(default=None, description="absent for words (the default)")
+    rrf_k: int | None = Field(default=None, description="by hybrid only: the k of reciprocal-rank fusion")
     words: list[str] = Field(description="words(question): the words that survived, in order")
     terms: list[str] = Field(description="the vocabulary words they were expanded to, in scoring order")
     hits: list[HitOut] = Field(description="the laws, best first")
 
     @classmethod
     def of(cls, answer: Answer, parts: Sequence[Sequence[Contribution]] | None = None) -> AnswerOut:
+        reached = answer.reached
         return cls(
             state=answer.state,
             question=answer.question,
+            by=None if answer.by == "words" else answer.by,  # type: ignore[arg-type]
+            rrf_k=answer.rrf_k,
             words=answer.words,
             terms=answer.terms,
             hits=[
@@ -100,6 +126,10 @@ class AnswerOut(_Out):
                     kind=hit.law.kind,
                     score=hit.score,
                     law=hit.law.law,
+                    ranks=None
+                    if reached is None
+                    else RanksOut(words=reached[number].words, meaning=reached[number].meaning),
+                    cosine=None if reached is None else reached[number].cosine,
                     explain=None if parts is None else [ExplainPart.of(part) for part in parts[number]],
                 )
                 for number, hit in enumerate(answer.hits)
@@ -186,6 +216,8 @@ class BatchIn(BaseModel):
     questions: list[Annotated[str, Field(json_schema_extra={"maxLength": 2000})]] = Field(max_length=1000)
     limit: int = Field(default=8, json_schema_extra={"minimum": 1, "maximum": 100})
     explain: bool = False
+    by: Way = Field(default="words", description=WAY_DESCRIPTION)
+    rrf_k: int = Field(default=60, ge=1, description="the k of the fusion (by=hybrid)")
 
 
 class BatchOut(BaseModel):

@@ -33,7 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from indexer.answers import RETRIEVED_LAWS
+from indexer.answers import RETRIEVED_LAWS, RRF_K
 from indexer.corpus import STATES, state_code
 from indexer.engines import MAX_LIMIT, MAX_QUESTION_CHARS, CheckedOpenSearchEngine, check_question
 from indexer.errors import (
@@ -41,12 +41,14 @@ from indexer.errors import (
     ClusterRefused,
     LawindexError,
     NoIndex,
+    NoMeaning,
     NotFound,
     TimedOut,
     Unreachable,
 )
 from indexer.opensearch import Connection, talking
 from indexer.output import (
+    WAY_DESCRIPTION,
     AnswerOut,
     BatchIn,
     BatchOut,
@@ -58,6 +60,7 @@ from indexer.output import (
     ReadyOut,
     StateOut,
     StatesOut,
+    Way,
     answer_json,
     dumps,
     law_obj,
@@ -103,6 +106,8 @@ def status_of(error: LawindexError) -> int:
         if isinstance(cause, os_errors.SSLError):
             return 502
         return 503
+    if isinstance(error, NoMeaning):
+        return 501  # --by meaning or hybrid where the cluster or the index has no vectors
     if isinstance(error, ClusterRefused):
         return 404 if isinstance(cause, os_errors.NotFoundError) else 502
     return 500
@@ -128,6 +133,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     502: {"model": ErrorOut, "description": "OpenSearch refused the request (credentials, TLS, a rejection)"},
     503: {"model": ErrorOut, "description": "OpenSearch did not answer; retry after Retry-After seconds"},
     504: {"model": ErrorOut, "description": "OpenSearch did not answer within the timeout"},
+    501: {
+        "model": ErrorOut,
+        "description": "by=meaning or hybrid where the cluster has no k-NN or the index no vectors",
+    },
 }
 _READY_ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorOut, "description": "OpenSearch does not answer, or no state is loaded"},
@@ -264,8 +273,8 @@ class FastAsk:
         # As Starlette reads a query string, so the question is the same string either way.
         pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         given = dict(pairs)
-        if len(given) != len(pairs) or "q" not in given:
-            return None
+        if len(given) != len(pairs) or "q" not in given or "by" in given or "rrf_k" in given:
+            return None  # (by meaning or hybrid: FastAPI's path, which checks them)
         limit = given.get("limit", str(RETRIEVED_LAWS))
         explain = given.get("explain", "false")
         if not _LIMIT.fullmatch(limit) or explain not in ("true", "false"):
@@ -395,9 +404,17 @@ def create_app(connection: Connection) -> FastAPI:
             int,
             Query(description="how many laws at most", json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
         ] = RETRIEVED_LAWS,
-        explain: Annotated[bool, Query(description="each word's part of each score")] = False,
+        explain: Annotated[
+            bool, Query(description="each word's part of each score (and by meaning or hybrid its cosine)")
+        ] = False,
+        by: Annotated[Way, Query(description=WAY_DESCRIPTION)] = "words",
+        rrf_k: Annotated[
+            int, Query(description="the k of the fusion (by=hybrid)", json_schema_extra={"minimum": 1})
+        ] = RRF_K,
     ) -> Response:
-        answer = engine.ask(state, q, limit)
+        if rrf_k < 1:
+            raise BadInput(f"the RRF k must be 1 or more, got {rrf_k}")
+        answer = engine.ask(state, q, limit, by, rrf_k)
         parts = engine.explain(answer) if explain else None
         return Response(answer_json(answer, parts).encode("utf-8"), media_type=JSON)
 
@@ -415,7 +432,7 @@ def create_app(connection: Connection) -> FastAPI:
         answers: list[str] = []
         for question in batch.questions:
             try:
-                answer = engine.ask(code, question, batch.limit)
+                answer = engine.ask(code, question, batch.limit, batch.by, batch.rrf_k)
                 parts = engine.explain(answer) if batch.explain else None
             except LawindexError as error:
                 answers.append(

@@ -24,7 +24,7 @@ from indexer.cli._common import (
 from indexer.errors import LawindexError
 
 if TYPE_CHECKING:
-    from indexer.answers import Answer
+    from indexer.answers import Answer, Reached
     from indexer.corpus import Law
     from indexer.engines import Engine
     from indexer.explain import Contribution
@@ -33,6 +33,14 @@ if TYPE_CHECKING:
 # A question is at most 2,000 characters (indexer.engines), 8,000 bytes of UTF-8; a line far past that
 # is not a question, and no line is read past this bound.
 MAX_LINE_BYTES = 1 << 16
+
+
+class Way(StrEnum):
+    """The ways `--by` accepts (indexer.meaning.rank.WAYS)."""
+
+    words = "words"
+    meaning = "meaning"
+    hybrid = "hybrid"
 
 
 class EngineName(StrEnum):
@@ -81,11 +89,26 @@ def _print(
         return
     typer.echo(f"words: {' '.join(answer.words)}")
     for number, hit in enumerate(answer.hits):
-        typer.echo(f"{hit.law.id}  {hit.law.law}")
+        if answer.reached is None:
+            typer.echo(f"{hit.law.id}  {hit.law.law}")
+        else:
+            typer.echo(f"{hit.law.id}  {_ranks(answer.reached[number])}  {hit.law.law}")
         if parts is not None:
-            _print_parts(hit.score, parts[number])
+            if answer.reached is not None:
+                typer.echo(
+                    f"    cosine {answer.reached[number].cosine:.6f}"
+                    + (f"  rrf {hit.score:.6f}" if answer.by == "hybrid" else "")
+                )
+            if parts[number]:
+                _print_parts(sum(part.score for part in parts[number]) if answer.reached else hit.score, parts[number])
     if not answer.words:
         typer.echo(f"note: {answer.question!r} has no words to search by (only stopwords or none)", err=True)
+
+
+def _ranks(reached: "Reached") -> str:
+    """`[words 3, meaning 12]`: the rank each way gave a hit, the ways that did not reach it left out."""
+    ranks = [f"{way} {rank}" for way, rank in (("words", reached.words), ("meaning", reached.meaning)) if rank]
+    return f"[{', '.join(ranks)}]"
 
 
 def _print_parts(score: float, parts: "list[Contribution]") -> None:
@@ -145,8 +168,21 @@ def ask(
     limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="How many laws at most.")] = 8,
     explain: Annotated[
         bool,
-        typer.Option("--explain", help="Under each law, each word's part of its score (word, tf, df, idf, length)."),
+        typer.Option(
+            "--explain",
+            help="Under each law, each word's part of its score (word, tf, df, idf, length); by meaning or hybrid"
+            " also its cosine.",
+        ),
     ] = False,
+    by: Annotated[
+        Way,
+        typer.Option(
+            "--by",
+            help="words: the spec's BM25; meaning: every row by cosine with the question; hybrid: reciprocal-rank"
+            " fusion of the two full rankings (docs/meaning.md).",
+        ),
+    ] = Way.words,
+    rrf_k: Annotated[int, typer.Option("--rrf-k", min=1, help="The k of the fusion (--by hybrid).")] = 60,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
     insecure: InsecureOption = False,
@@ -173,7 +209,7 @@ def ask(
                 _print_law(law, as_json)
             return
         if question is not None:
-            answer = chosen.ask(state, question, limit)
+            answer = chosen.ask(state, question, limit, by.value, rrf_k)
             _print(answer, as_json, chosen.explain(answer) if explain else None)
             return
     failed = 0
@@ -186,7 +222,7 @@ def ask(
             try:
                 if isinstance(asked, LawindexError):
                     raise asked
-                answer = chosen.ask(state, asked, limit)
+                answer = chosen.ask(state, asked, limit, by.value, rrf_k)
             except LawindexError as error:
                 # One question that fails does not end the batch: it is reported, and the batch goes on.
                 failed = max(failed, error.exit_code)

@@ -15,12 +15,26 @@ export interface ExplainPart {
   score: number;
 }
 
-/** One law a question reached, with its exact BM25 score. */
+/** How a question is asked: by words (the spec's BM25, the default), by meaning (every row by cosine with
+ * the question, process rows included), or hybrid (reciprocal-rank fusion of the two full exact rankings). */
+export type Way = "words" | "meaning" | "hybrid";
+
+/** Where each way ranked a hit (from 1) in its full ranking; a way that did not reach it is absent. */
+export interface Ranks {
+  words?: number;
+  meaning?: number;
+}
+
+/** One law a question reached, with its exact score: BM25 by words, the cosine by meaning, RRF by hybrid. */
 export interface Hit {
   id: string;
   kind: string;
   score: number;
   law: string;
+  /** By meaning or hybrid only. */
+  ranks?: Ranks;
+  /** By meaning or hybrid only: the law's cosine with the question. */
+  cosine?: number;
   explain?: ExplainPart[];
 }
 
@@ -28,6 +42,10 @@ export interface Hit {
 export interface Answer {
   state: string;
   question: string;
+  /** Absent for words (the default). */
+  by?: "meaning" | "hybrid";
+  /** By hybrid only: the k of the fusion. */
+  rrf_k?: number;
   /** words(question): the words that survived, in order. */
   words: string[];
   /** The corpus words they stand for (a typo, a compound), in scoring order. */
@@ -108,6 +126,11 @@ export class UpstreamError extends LawindexError {
   override readonly name = "UpstreamError";
 }
 
+/** 501: by meaning or hybrid where the cluster has no k-NN plugin, or the state's index no vectors. */
+export class NotImplemented extends LawindexError {
+  override readonly name = "NotImplemented";
+}
+
 /** The service could not be reached at all (nothing listens, or the connection broke). */
 export class ConnectionFailed extends LawindexError {
   override readonly name = "ConnectionFailed";
@@ -123,6 +146,10 @@ export interface AskOptions {
   limit?: number;
   /** Each word's part of each score. */
   explain?: boolean;
+  /** words (default), meaning or hybrid. */
+  by?: Way;
+  /** The k of the fusion (by hybrid; default 60). */
+  rrfK?: number;
 }
 
 /** A client of one `lawindex serve`, e.g. `new LawindexClient("http://127.0.0.1:8077")`. */
@@ -136,7 +163,7 @@ export class LawindexClient {
   }
 
   /** The laws of `state` that best answer `question`, best first: the spec's bm25(laws, question, limit). */
-  async retrieve(state: string, question: string, options: { limit?: number } = {}): Promise<Hit[]> {
+  async retrieve(state: string, question: string, options: { limit?: number; by?: Way; rrfK?: number } = {}): Promise<Hit[]> {
     return (await this.ask(state, question, options)).hits;
   }
 
@@ -144,6 +171,8 @@ export class LawindexClient {
   async ask(state: string, question: string, options: AskOptions = {}): Promise<Answer> {
     const query = new URLSearchParams({ q: question, limit: String(options.limit ?? RETRIEVED_LAWS) });
     if (options.explain) query.set("explain", "true");
+    if (options.by !== undefined && options.by !== "words") query.set("by", options.by);
+    if (options.rrfK !== undefined) query.set("rrf_k", String(options.rrfK));
     return this.request<Answer>(`/v1/states/${encodeURIComponent(state)}/ask?${query}`);
   }
 
@@ -153,7 +182,13 @@ export class LawindexClient {
     questions: string[],
     options: AskOptions = {},
   ): Promise<(Answer | QuestionError)[]> {
-    const body = { questions, limit: options.limit ?? RETRIEVED_LAWS, explain: options.explain ?? false };
+    const body = {
+      questions,
+      limit: options.limit ?? RETRIEVED_LAWS,
+      explain: options.explain ?? false,
+      ...(options.by !== undefined ? { by: options.by } : {}),
+      ...(options.rrfK !== undefined ? { rrf_k: options.rrfK } : {}),
+    };
     const answered = await this.request<{ answers: (Answer | QuestionError)[] }>(
       `/v1/states/${encodeURIComponent(state)}/ask`,
       { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } },
@@ -207,6 +242,8 @@ export class LawindexClient {
         const after = Number(response.headers.get("retry-after"));
         throw new Unavailable(message, 503, hint, Number.isFinite(after) && after > 0 ? after : null);
       }
+      case 501:
+        throw new NotImplemented(message, 501, hint);
       case 502:
       case 504:
         throw new UpstreamError(message, response.status, hint);

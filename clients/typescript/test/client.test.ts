@@ -10,7 +10,7 @@
 //   LAWINDEX_CORPORA    the folder of <STATE>.jsonl files that were loaded
 //   LAWINDEX_QUESTIONS  a JSON file: { "<STATE>": ["question", ...] }
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -21,7 +21,9 @@ import {
   ConnectionFailed,
   LawindexClient,
   NotFound,
+  NotImplemented,
   RETRIEVED_LAWS,
+  type Answer,
   type Law,
   type QuestionError,
 } from "../src/index.ts";
@@ -163,4 +165,44 @@ test("refusals are typed errors carrying the service's message", async () => {
   });
   await assert.rejects(client.family(state, "no-such-family"), NotFound);
   await assert.rejects(new LawindexClient("http://127.0.0.1:9").retrieve("TX", "x"), ConnectionFailed);
+});
+
+// By meaning and hybrid the service answers what the in-process reference engine answers (`lawindex ask
+// --engine reference --by ...`), ids, order and ranks; on a node without the k-NN plugin (the 2.19.x min
+// distributions take none: docs/meaning.md) every such question is a NotImplemented naming it, by design.
+test("by meaning and hybrid: the reference engine's answers, or NotImplemented without k-NN", async () => {
+  const [command, ...args] = JSON.parse(required("LAWINDEX_COMMAND")) as string[];
+  const [state] = Object.keys(questions) as [string];
+  const asked = questions[state]!.slice(0, 6);
+  const plugins = await (await fetch(`${required("OPENSEARCH_URL")}/_cat/plugins?h=component`)).text();
+  const withoutKnn = !plugins.split("\n").includes("opensearch-knn");
+  // The default pin's local node always has it: `lawindex opensearch start` installs it.
+  if ((process.env.LAWINDEX_OPENSEARCH_VERSION ?? "3.6.0") === "3.6.0") assert.ok(!withoutKnn, "no k-NN on 3.6.0");
+  for (const by of ["meaning", "hybrid"] as const) {
+    const reference = spawnSync(
+      command!,
+      [...args, "ask", state, "--from", "-", "--json", "--by", by, "--engine", "reference", "--corpora", corpora],
+      { input: asked.join("\n") + "\n", encoding: "utf8" },
+    );
+    assert.equal(reference.status, 0, reference.stderr);
+    const expected = reference.stdout.trim().split("\n").map((line) => JSON.parse(line) as Answer);
+    for (const [number, question] of asked.entries()) {
+      if (withoutKnn) {
+        await assert.rejects(client.ask(state, question, { by }), (error: unknown) => {
+          assert.ok(error instanceof NotImplemented);
+          assert.equal(error.status, 501);
+          assert.match(error.message, /has no k-NN plugin \(opensearch-knn\)/);
+          return true;
+        });
+        continue;
+      }
+      const got = await client.ask(state, question, { by });
+      assert.equal(got.by, by);
+      assert.deepEqual(
+        got.hits.map((hit) => [hit.id, hit.ranks, hit.cosine]),
+        expected[number]!.hits.map((hit) => [hit.id, hit.ranks, hit.cosine]),
+        `${state} by ${by}: ${JSON.stringify(question)}`,
+      );
+    }
+  }
 });

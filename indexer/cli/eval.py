@@ -1,0 +1,124 @@
+"""`lawindex eval`: recall@8, MRR@8 and nDCG@8 of each way against judged questions (indexer.meaning.eval)."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from indexer.cli import app
+from indexer.cli._common import (
+    CaCertsOption,
+    InsecureOption,
+    JsonOption,
+    TimeoutOption,
+    UrlOption,
+    emit_json,
+    reporting,
+)
+from indexer.cli.ask import CorporaOption, EngineName, EngineOption, Way, _engine
+
+if TYPE_CHECKING:
+    from indexer.engines import Engine
+    from indexer.meaning.eval import Judged, Report
+
+
+def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> None:
+    """Every judged id is a law of its state (a typo in a judgment would count as a miss forever)."""
+    from indexer.errors import BadInput
+
+    seen: set[tuple[str, str]] = set()
+    for number, one in enumerate(judged, 1):
+        for law in one.relevant:
+            if (one.state, law) in seen:
+                continue
+            try:
+                engine.get(one.state, law)
+            except BadInput as error:
+                raise BadInput(f"{source}: question {one.id} (#{number}): field 'relevant': {error.message}") from None
+            seen.add((one.state, law))
+
+
+def _print_report(report: "Report") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from indexer.meaning.eval import CUTOFF, MEASURES, NAMES
+
+    console = Console(highlight=False)
+    table = Table(title=f"{len(report.judged)} judged questions")
+    for column in ("state", "questions", "way", *(NAMES[name] for name in MEASURES)):
+        table.add_column(column, justify="left" if column in ("state", "way") else "right")
+    counts = {state: sum(1 for one in report.judged if one.state == state) for state in report.states}
+    rows = [(state, counts[state], ways) for state, ways in report.states.items()]
+    rows.append(("all", len(report.judged), report.overall))
+    for state, count, ways in rows:
+        for number, way in enumerate(report.ways):
+            table.add_row(
+                state if number == 0 else "", str(count) if number == 0 else "", way,
+                *(f"{ways[way][name]:.3f}" for name in MEASURES),
+                end_section=number == len(report.ways) - 1, style="bold" if state == "all" else None,
+            )  # fmt: skip
+    console.print(table)
+    for i, first in enumerate(report.ways):
+        for second in report.ways[i + 1 :]:
+            won, lost, tied = report.wins(first, second)
+            typer.echo(f"{first} vs {second} on nDCG@8: {won} wins, {lost} losses, {tied} ties")
+    typer.echo(f"\nrelevant laws missed (not in the first {CUTOFF}), with the rank reached (- : not in the first 100):")
+    for number, one in enumerate(report.judged):
+        parts = []
+        for way in report.ways:
+            missed = report.missed(way, number)
+            if missed:
+                parts.append(f"{way}: " + ", ".join(f"{law} {rank or '-'}" for law, rank in missed))
+        if parts:
+            typer.echo(f"  {one.id} {one.state} {one.question!r}: " + "; ".join(parts))
+
+
+@app.command("eval")
+def eval_command(
+    qrels: Annotated[
+        Path, typer.Argument(help="Judged questions: JSON lines {state, question, relevant: [ids]}, or TREC qrels.")
+    ],
+    questions: Annotated[
+        Path | None, typer.Option("--questions", help="With TREC qrels: JSON lines {id, state, question}.")
+    ] = None,
+    by: Annotated[
+        list[Way] | None, typer.Option("--by", help="A way to evaluate; repeat for several [default: all three].")
+    ] = None,
+    rrf_k: Annotated[int, typer.Option("--rrf-k", min=1, help="The k of the fusion (--by hybrid).")] = 60,
+    engine_name: EngineOption = EngineName.opensearch,
+    corpora: CorporaOption = Path("corpora"),
+    run: Annotated[
+        Path | None,
+        typer.Option("--run", help="Write each way's TREC run to FILE (FILE.<way> with several ways)."),
+    ] = None,
+    as_json: JsonOption = False,
+    url: UrlOption = None,
+    ca_certs: CaCertsOption = None,
+    insecure: InsecureOption = False,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Recall@8, MRR@8 and nDCG@8 of each way, overall and per state; wins and losses between the ways; and
+    per question the relevant laws each way missed, with the rank each reached."""
+    with reporting():
+        from indexer.errors import BadInput
+        from indexer.meaning.eval import evaluate, question_objects, read_judged, summary_object, trec_run
+
+        ways = [way.value for way in (by or list(Way))]
+        judged = read_judged(qrels, questions)
+        engine = _engine(engine_name, corpora, url, ca_certs, insecure, timeout)
+        _check_relevant(engine, judged, qrels)
+        report = evaluate(engine, judged, list(dict.fromkeys(ways)), rrf_k)
+        if run is not None:
+            for way in report.ways:
+                target = run if len(report.ways) == 1 else run.with_name(f"{run.name}.{way}")
+                try:
+                    target.write_text(trec_run(report, way), encoding="utf-8")
+                except OSError as error:
+                    raise BadInput(f"{target}: cannot write the run: {error.strerror or error}") from None
+    if as_json:
+        for obj in question_objects(report):
+            emit_json(obj, flush=False)
+        emit_json(summary_object(report))
+        return
+    _print_report(report)
