@@ -184,7 +184,10 @@ def _window(
         size,
         engine._result_window.get(stats.index),
     )
-    if any(str(hit["_index"]) != stats.index for hit in found):
+    # Which generation answered: every hit says; with none (a generation loaded without vectors has no
+    # row with the field), ask the alias, as the words path does.
+    served = {str(hit["_index"]) for hit in found} if found else {engine._served_now(state)}
+    if served != {stats.index}:
         raise _Stale
     return found
 
@@ -228,7 +231,12 @@ def answer(
     with talking(engine.connection):
         for attempt in range(2):
             stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
-            rows = _meaning_of(engine, stats)
+            try:
+                rows = _meaning_of(engine, stats)
+            except NoMeaning:
+                if attempt == 0:
+                    continue  # the cached generation may be an old one: asked again of the alias's own
+                raise
             terms = stats.spelling.terms(words(question))
             if not asked_vector.any():
                 return Answer(state, question, words(question), terms, [], by=by, rrf_k=_k(by, rrf_k), reached=[])

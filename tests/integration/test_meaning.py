@@ -1,0 +1,190 @@
+"""`--by meaning` and `--by hybrid` on a real OpenSearch: the reference engine's answers, ids and order.
+
+Where every node has the k-NN plugin (`lawindex opensearch start` installs it on 3.6.0, the default pin),
+every answer by meaning and hybrid, on the samples and on generated questions over a generated corpus big
+enough to widen windows, is held equal to indexer.meaning.rank's (ids, order, ranks and cosines to the
+bit); the load gives each index its `knn_vector` field on the Lucene engine, the embedder in its
+fingerprint, and the same swap and ownership. Where the cluster has no k-NN (the 2.19.x min distributions
+take none: indexer/meaning/knn.py), the same tests hold, by design, that meaning and hybrid fail with the
+one line naming the plugin (exit 8) while words still answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import lifecycle
+from indexer.corpus import Corpus, read_corpora
+from indexer.engines import CheckedOpenSearchEngine, ReferenceEngine
+from indexer.errors import NoMeaning
+from indexer.load import fingerprint, load, load_state, serving
+from indexer.meaning import knn, rank
+from indexer.meaning.embedding import row_text
+from indexer.meaning.vectors import VECTOR_FIELD, for_cluster
+from indexer.opensearch import Connection
+from indexer.verify import default_questions
+from tests import synthetic
+from tests.integration.support import fresh_connection, lawindex
+
+pytestmark = pytest.mark.integration
+
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
+GENERATED = 800  # laws: wide enough that a window of 16 is often not the whole state
+
+
+@dataclass(frozen=True)
+class Served:
+    connection: Connection
+    engine: CheckedOpenSearchEngine
+    corpora: dict[str, Corpus]
+    knn: bool
+
+
+@pytest.fixture(scope="module")
+def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
+    laws = synthetic.generate_corpus("GU", GENERATED, 22)
+    corpora = {corpus.state: corpus for corpus in read_corpora(CORPORA)}
+    corpora["GU"] = synthetic.corpus_of("GU", laws)
+    with fresh_connection(opensearch_url) as connection:
+        client = connection.client()
+        has = knn.installed(client)
+        if opensearch_version == "3.6.0" and not has:
+            pytest.fail(
+                "OpenSearch 3.6.0 without the k-NN plugin: `lawindex opensearch start` should have installed it"
+            )
+        load(connection, list(corpora.values()))
+        yield Served(connection, CheckedOpenSearchEngine(connection), corpora, has)
+
+
+def _questions(corpus: Corpus) -> list[str]:
+    asked = default_questions(corpus)[:40] + synthetic.generate_questions(corpus.laws, 30, 5)
+    return [*asked, "", "how can i do it", "firehydrant", "permit expired before my roadtest"]
+
+
+def _same(served: Served, state: str, question: str, limit: int, by: str) -> None:
+    reference = rank.answer(served.corpora[state], question, limit, by)
+    got = served.engine.ask(state, question, limit, by)
+    assert got.ids() == reference.ids(), (state, question, limit, by)
+    assert got.reached == reference.reached, (state, question, limit, by)
+    assert [hit.score for hit in got.hits] == [hit.score for hit in reference.hits]
+
+
+@pytest.mark.parametrize("by", ["meaning", "hybrid"])
+def test_opensearch_answers_as_the_reference_on_the_samples_and_generated_questions(served: Served, by: str) -> None:
+    if not served.knn:
+        with pytest.raises(NoMeaning, match=r"has no k-NN plugin \(opensearch-knn\)"):
+            served.engine.ask("TX", "fire hydrant", 8, by)
+        return
+    asked = 0
+    for state, corpus in served.corpora.items():
+        for number, question in enumerate(_questions(corpus)):
+            _same(served, state, question, 8, by)
+            asked += 1
+            if number % 10 == 0:
+                for limit in (1, 3, 20, 100):
+                    _same(served, state, question, limit, by)
+    assert asked > 500
+
+
+def test_a_process_row_is_reached_by_meaning_never_by_words(served: Served) -> None:
+    question = "my permit expired before i passed the road test what now"
+    words = served.engine.ask("PA", question, 100)
+    assert all(hit.law.kind != "process" for hit in words.hits)
+    if not served.knn:
+        return
+    by_meaning = served.engine.ask("PA", question, 8, "meaning")
+    assert by_meaning.hits[0].law.id in {"PA-P06", "PA-P07", "PA-P08", "PA-P10"}
+    assert by_meaning.hits[0].law.kind == "process"
+
+
+def test_the_window_widens_and_stays_exact_on_a_generated_state(served: Served) -> None:
+    if not served.knn:
+        return
+    laws = served.corpora["GU"].laws
+    # A row's own embedded text reaches that row first (a cosine of 1 within the grid), at any limit.
+    for law in laws[:: len(laws) // 10]:
+        for limit in (1, 8, 100):
+            got = served.engine.ask("GU", row_text(law), limit, "meaning")
+            assert got.hits[0].law.id == law.id
+            assert got.ids() == rank.answer(served.corpora["GU"], row_text(law), limit, "meaning").ids()
+
+
+def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(served: Served) -> None:
+    client = served.connection.client()
+    index = serving(client, "TX", served.connection.namespace)
+    assert index is not None
+    mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    meta = mapping["_meta"]["lawindex"]
+    if not served.knn:
+        assert VECTOR_FIELD not in mapping["properties"] and "meaning" not in meta
+        assert meta["fingerprint"] == fingerprint(served.corpora["TX"])
+        return
+    field = mapping["properties"][VECTOR_FIELD]
+    assert field["type"] == "knn_vector" and field["dimension"] == 256
+    assert field["method"]["engine"] == "lucene" and field["method"]["space_type"] == "innerproduct"
+    meaning = for_cluster(client)
+    assert meaning is not None
+    assert meta["fingerprint"].endswith(f":meaning={meaning.embedder.model}@{meaning.embedder.version}")
+    assert meta["meaning"] == {"model": meaning.embedder.model, "version": meaning.embedder.version,
+                               "dimension": 256, "field": VECTOR_FIELD}  # fmt: skip
+    # Every row carries its vector, process rows included, as the reference embeds it.
+    vectors = rank.vectors(served.corpora["TX"].laws)
+    found = client.search(index=index, body={"size": 100, "query": {"exists": {"field": VECTOR_FIELD}}})["hits"]["hits"]
+    assert len(found) == len(served.corpora["TX"].laws)
+    for hit in found:
+        order = int(hit["_source"]["order"])
+        # Read back as float32 (3.x derives the field's source from the stored float32 values and prints
+        # their shortest decimal), each is the very value the reference embeds.
+        assert np.array(hit["_source"][VECTOR_FIELD], dtype=np.float32).tobytes() == vectors[order].tobytes()
+
+
+def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vectors_is_refused(
+    opensearch_url: str, served: Served
+) -> None:
+    corpus = served.corpora["VT"]
+    with fresh_connection(opensearch_url) as connection:
+        client, namespace = connection.client(), connection.namespace
+        meaning = for_cluster(client)
+        lifecycle.ensure_locks_index(client, namespace)
+        first = load_state(client, corpus, namespace=namespace, meaning=meaning)
+        again = load_state(client, corpus, namespace=namespace, meaning=meaning)
+        assert (first.outcome, again.outcome, again.index) == ("indexed", "unchanged", first.index)
+        engine = CheckedOpenSearchEngine(connection)
+        if meaning is None:
+            with pytest.raises(NoMeaning, match=r"has no k-NN plugin"):
+                engine.ask("VT", "snow tires", 8, "hybrid")
+            return
+        assert (
+            engine.ask("VT", "snow tires", 8, "meaning").ids() == rank.answer(corpus, "snow tires", 8, "meaning").ids()
+        )
+        # The same corpus loaded words-only (as on a cluster without k-NN): another fingerprint, so a new
+        # generation swapped in and the old one deleted; meaning is then refused for that index, words answer.
+        words_only = load_state(client, corpus, namespace=namespace, meaning=None)
+        assert words_only.outcome == "indexed" and words_only.index != first.index
+        assert not client.indices.exists(index=first.index)
+        with pytest.raises(NoMeaning, match=r"was loaded without vectors"):
+            engine.ask("VT", "snow tires", 8, "meaning")
+        assert engine.ask("VT", "snow tires").ids() == ReferenceEngine(CORPORA).ask("VT", "snow tires").ids()
+        # And back: the load with vectors rebuilds it.
+        back = load_state(client, corpus, namespace=namespace, meaning=meaning)
+        assert back.outcome == "indexed" and back.index != words_only.index
+        assert engine.ask("VT", "snow tires", 8, "hybrid").ids() == rank.answer(corpus, "snow tires", 8, "hybrid").ids()
+
+
+def test_the_cli_says_what_is_missing_in_one_line_with_exit_8(opensearch_url: str, served: Served) -> None:
+    env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": served.connection.namespace}
+    code, out, err = lawindex("ask", "TX", "fire hydrant", "--by", "meaning", env=env)
+    if served.knn:
+        assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  [meaning 1]  ")
+        return
+    assert code == 8, err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"error: OpenSearch at {opensearch_url} (")
+    assert lines[0].endswith("has no k-NN plugin (opensearch-knn), which --by meaning and --by hybrid need")
+    code, out, _ = lawindex("ask", "TX", "fire hydrant", env=env)
+    assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  ")
