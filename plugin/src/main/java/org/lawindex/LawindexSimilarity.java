@@ -104,6 +104,14 @@ public final class LawindexSimilarity extends Similarity {
         return ranked == null ? docCount : Math.max(ranked, docCount);
     }
 
+    /**
+     * The spec's N for a query that reads the statistics itself: the {@code ranked} setting as it is, else
+     * Lucene's doc count (which counts deleted documents until they are merged away).
+     */
+    public long rankedExactly(long docCount) {
+        return ranked == null ? docCount : ranked;
+    }
+
     /** The spec's average length: the {@code average} setting, else Lucene's own. */
     public double average(long docCount, long sumTotalTermFreq) {
         if (average != null) {

@@ -71,7 +71,9 @@ final class Ranking {
         List<String> asked = Expansion.asked(words, vocabulary);
         long docCount = statistics == null ? 0 : statistics.docCount();
         long sumTotalTermFreq = statistics == null ? 0 : statistics.sumTotalTermFreq();
-        long size = similarity.ranked(docCount);
+        // The setting as written: the max with Lucene's doc count that the similarity takes for OpenSearch's
+        // creation check would count deleted laws here.
+        long size = similarity.rankedExactly(docCount);
         double average = similarity.average(docCount, sumTotalTermFreq);
         double k1 = similarity.k1();
         double b = similarity.b();
