@@ -82,7 +82,7 @@ def java_release(dist: Path) -> int:
                 value = line.split("=", 1)[1].strip().removeprefix("1.")
                 if value.isdigit():
                     releases.append(int(value))
-    # 11 is the oldest the plugin's sources compile for (List.of, var-free Java 11).
+    # 11 at least: the sources use List.copyOf (Java 10) and nothing newer than 11.
     return max([11, *releases])
 
 
