@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from indexer import lifecycle, mappings
+from indexer import lifecycle, mappings, plugin_path
 from indexer.corpus import Corpus, Law
 from indexer.errors import LoadFailed, LoadInterrupted
 from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
@@ -139,9 +139,10 @@ def _generation() -> str:
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
 
 
-def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[str], bool]:
+def _current(client: OpenSearch, corpus: Corpus, namespace: str, plugin: bool = False) -> tuple[list[str], bool]:
     """The indices behind the state's alias, every one lawindex's own of this state (else LoadFailed, and
-    nothing is touched), and whether they are one whole index built from this very corpus."""
+    nothing is touched), and whether they are one whole index built from this very corpus, on the path the
+    cluster is for (`plugin`: built for the lawindex plugin; an index of the other path is rebuilt)."""
     state = corpus.state
     alias = alias_of(state, namespace)
     names = behind(client, alias, namespace)
@@ -167,6 +168,8 @@ def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[s
     if len(names) != 1:
         return names, False
     (name,) = names
+    if plugin_path.on_plugin(metas[name]) != plugin:
+        return names, False
     return names, metas[name].get("fingerprint") == fingerprint(corpus) and _intact(client, name, corpus, namespace)
 
 
@@ -256,13 +259,17 @@ def load_state(
     locks_ensured: bool = False,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    plugin: bool | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
     nothing is written or deleted. `replicas` fixes the new index's replicas (default: mappings/laws.json's
     auto_expand_replicas 0-1); the alias moves only once the index is green, within `green_timeout` seconds
-    (GREEN_TIMEOUT by default)."""
+    (GREEN_TIMEOUT by default). `plugin`: build for the lawindex plugin (indexer.plugin_path); by default,
+    where every node of the cluster has it."""
     began = time.perf_counter()
+    if plugin is None:
+        plugin = plugin_path.cluster_has_plugin(client)
     ranked_laws, process = counts(corpus.laws)
 
     def done(outcome: str, index: str | None) -> StateLoad:
@@ -273,7 +280,7 @@ def load_state(
     # Read first, without the lock: an index that is whole and built from this very corpus, with nothing
     # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
     # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
-    current, intact = _current(client, corpus, namespace)
+    current, intact = _current(client, corpus, namespace, plugin)
     if dry_run:
         return done("would be unchanged" if intact else "would index", current[0] if intact else None)
     if intact and _generations(client, corpus.state, namespace) == current:
@@ -281,7 +288,7 @@ def load_state(
     stop = stop or lifecycle.Stop()
     with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured) as lock:
         # Read under the lock: what the alias points to cannot move until we let go.
-        current, intact = _current(client, corpus, namespace)
+        current, intact = _current(client, corpus, namespace, plugin)
         remove_orphans(client, corpus.state, current, namespace)
         if intact:
             return done("unchanged", current[0])
@@ -298,6 +305,7 @@ def load_state(
             initial_backoff=initial_backoff,
             replicas=replicas,
             green_timeout=green_timeout,
+            plugin=plugin,
         )
         for old in current:
             _retire(client, old)
@@ -318,6 +326,7 @@ def _build(
     initial_backoff: float,
     replicas: int | None,
     green_timeout: float | None,
+    plugin: bool = False,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
     from opensearchpy import NotFoundError, RequestError
@@ -353,6 +362,8 @@ def _build(
             "loaded_by": socket.gethostname(),
         }
     }
+    if plugin:
+        plugin_path.for_plugin(body, stats)
     # Bulk requests go to a private alias of the new index with require_alias: if the index vanishes
     # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
     # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
@@ -396,6 +407,8 @@ def _build(
         if failed:
             raise LoadFailed(f"{state}: {failed} of {len(corpus.laws) + 1} documents were refused ({first_failure})")
         client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
+        if plugin:
+            plugin_path.merge(client, index, WRITE_TIMEOUT)
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
@@ -480,13 +493,17 @@ def load(
     stop: lifecycle.Stop | None = None,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    plugin: bool | None = None,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
     first failure no further state is started, the ones under way finish, and that failure is raised.
 
     A `stop` (lifecycle.stopping_on_signals) starts no further state and stops the ones under way between
-    bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not."""
+    bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not.
+
+    `plugin`: build every index for the lawindex plugin (True; refused where a node lacks it) or for
+    Lucene's BM25 (False); by default the plugin where every node has it (indexer.plugin_path)."""
     client = connection.client()
     stop = stop or lifecycle.Stop()
 
@@ -503,10 +520,12 @@ def load(
             locks_ensured=True,
             replicas=replicas,
             green_timeout=green_timeout,
+            plugin=plugin,
         )
 
     with talking(connection):
         client.info()
+        plugin = plugin_path.wanted(client, plugin)  # asked once for every state
         if not dry_run:
             lifecycle.ensure_locks_index(client, connection.namespace)
         if workers <= 1 or len(corpora) <= 1:
@@ -553,6 +572,7 @@ class StateStatus:
     documents: int
     sha256: str
     loaded_at: str
+    path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (indexer.plugin_path)
 
 
 def status(connection: Connection) -> list[StateStatus]:
@@ -579,6 +599,7 @@ def status(connection: Connection) -> list[StateStatus]:
                         documents=int(client.count(index=index)["count"]),
                         sha256=str(meta.get("sha256", "")),
                         loaded_at=str(meta.get("loaded_at", "")),
+                        path=plugin_path.path_of(meta),
                     )
                 )
         return sorted(rows, key=lambda row: row.state)
