@@ -48,6 +48,7 @@ class Window:
     """How OpenSearch's candidate window was asked for one question: each size asked, the last proven."""
 
     sizes: tuple[int, ...]
+    plugin: bool = False  # asked as the lawindex plugin's query (indexer.plugin_path), not Lucene's BM25
 
     @property
     def widened(self) -> bool:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from indexer import containers, distribution, node
+from indexer import containers, distribution, node, plugin
 from indexer.errors import NodeError
 from indexer.meaning import knn
 
@@ -174,7 +174,7 @@ def content_digest(rootfs_digest: str, dist: Path, zip_file: Path, java_home: Pa
         IMAGE_LAYOUT, version, rootfs_digest, f"{zip_stat.st_size}:{int(zip_stat.st_mtime)}",
         distribution.LAYOUT, ",".join(distribution.modules_added(dist)), ",".join(knn.plugins_of(dist)), str(java_home),
         java_id,
-        ENTRYPOINT, OPENSEARCH_YML, str(UID),
+        ENTRYPOINT, OPENSEARCH_YML, str(UID), dist.name,
     ):  # fmt: skip
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
@@ -283,7 +283,9 @@ def build(version: str | None = None, cache_dir: Path | str | None = None) -> st
     cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
     began = time.monotonic()
     java_home, major = node.find_java(version)
-    dist = knn.home_with_knn(distribution.home(version, cache), version, cache)  # what --by meaning needs
+    # The distribution with the plugins every node lawindex starts gets (indexer.plugin.node_plugins), and
+    # k-NN where it can run (what --by meaning needs).
+    dist = knn.home_with_knn(plugin.node_home(version, cache, java_home), version, cache)
     base, base_digest = rootfs(cache)
     name = node.local_image(version)
     digest = content_digest(base_digest, dist, cache / "dist" / f"opensearch-{version}.zip", java_home, version)

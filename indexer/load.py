@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from indexer import lifecycle, mappings
+from indexer import lifecycle, mappings, plugin_path
 from indexer.corpus import Corpus, Law
 from indexer.errors import LawindexError, LoadFailed, LoadInterrupted
 from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
@@ -158,10 +158,11 @@ def _generation() -> str:
 
 
 def _current(
-    client: OpenSearch, corpus: Corpus, namespace: str, meaning: Meaning | None = None
+    client: OpenSearch, corpus: Corpus, namespace: str, meaning: Meaning | None = None, plugin: bool = False
 ) -> tuple[list[str], bool]:
     """The indices behind the state's alias, every one lawindex's own of this state (else LoadFailed, and
-    nothing is touched), and whether they are one whole index built from this very corpus."""
+    nothing is touched), and whether they are one whole index built from this very corpus, on the path the
+    cluster is for (`plugin`: built for the lawindex plugin; an index of the other path is rebuilt)."""
     state = corpus.state
     alias = alias_of(state, namespace)
     names = behind(client, alias, namespace)
@@ -187,6 +188,8 @@ def _current(
     if len(names) != 1:
         return names, False
     (name,) = names
+    if plugin_path.on_plugin(metas[name]) != plugin:
+        return names, False
     made = fingerprint(corpus, meaning)
     return names, metas[name].get("fingerprint") == made and _intact(client, name, corpus, namespace, meaning)
 
@@ -279,13 +282,17 @@ def load_state(
     green_timeout: float | None = None,
     failures: dict[str, dict[str, Any]] | None = None,
     meaning: Meaning | None = None,
+    plugin: bool | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
     nothing is written or deleted. `replicas` fixes the new index's replicas (default: mappings/laws.json's
     auto_expand_replicas 0-1); the alias moves only once the index is green, within `green_timeout` seconds
-    (GREEN_TIMEOUT by default)."""
+    (GREEN_TIMEOUT by default). `plugin`: build for the lawindex plugin (indexer.plugin_path); by default,
+    where every node of the cluster has it."""
     began = time.perf_counter()
+    if plugin is None:
+        plugin = plugin_path.cluster_has_plugin(client)
     ranked_laws, process = counts(corpus.laws)
 
     def done(outcome: str, index: str | None, lock: lifecycle.StateLock | None = None) -> StateLoad:
@@ -308,14 +315,14 @@ def load_state(
     lock = lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured)
     made: list[str] = []  # the index this load creates, once it does
     try:
-        current, intact = _current(client, corpus, namespace, meaning)
+        current, intact = _current(client, corpus, namespace, meaning, plugin)
         if dry_run:
             return done("would be unchanged" if intact else "would index", current[0] if intact else None)
         if intact and _generations(client, corpus.state, namespace) == current:
             return done("unchanged", current[0])
         with lock:
             # Read under the lock: what the alias points to cannot move until we let go.
-            current, intact = _current(client, corpus, namespace, meaning)
+            current, intact = _current(client, corpus, namespace, meaning, plugin)
             remove_orphans(client, corpus.state, current, namespace)
             if intact:
                 unchanged = current[0]
@@ -336,6 +343,7 @@ def load_state(
                     replicas=replicas,
                     green_timeout=green_timeout,
                     meaning=meaning,
+                    plugin=plugin,
                 )
                 for old in current:
                     _retire(client, old)
@@ -377,6 +385,7 @@ def _build(
     replicas: int | None,
     green_timeout: float | None,
     meaning: Meaning | None = None,
+    plugin: bool = False,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
     from opensearchpy import ConnectionError, NotFoundError, RequestError
@@ -411,6 +420,8 @@ def _build(
             "loaded_by": socket.gethostname(),
         }
     }
+    if plugin:
+        plugin_path.for_plugin(body, stats)
     # Bulk requests go to a private alias of the new index with require_alias: if the index vanishes
     # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
     # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
@@ -441,6 +452,8 @@ def _build(
             initial_backoff=initial_backoff,
         )
         client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
+        if plugin:
+            plugin_path.merge(client, index, WRITE_TIMEOUT)
         stored = client.count(index=index)["count"]
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
@@ -617,13 +630,17 @@ def load(
     stop: lifecycle.Stop | None = None,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    plugin: bool | None = None,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
     first failure no further state is started, the ones under way finish, and that failure is raised.
 
     A `stop` (lifecycle.stopping_on_signals) starts no further state and stops the ones under way between
-    bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not."""
+    bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not.
+
+    `plugin`: build every index for the lawindex plugin (True; refused where a node lacks it) or for
+    Lucene's BM25 (False); by default the plugin where every node has it (indexer.plugin_path)."""
     client = connection.client()
     stop = stop or lifecycle.Stop()
     failures: dict[str, dict[str, Any]] = {}
@@ -632,6 +649,7 @@ def load(
         from indexer.meaning.vectors import for_cluster
 
         meaning = for_cluster(client)  # vectors too where every node has k-NN
+        plugin = plugin_path.wanted(client, plugin)  # asked once for every state
 
     def one(corpus: Corpus) -> StateLoad:
         stop.check(corpus.state)  # no state starts after a stop
@@ -648,6 +666,7 @@ def load(
             green_timeout=green_timeout,
             failures=failures,
             meaning=meaning,
+            plugin=plugin,
         )
 
     try:
@@ -739,6 +758,7 @@ class StateStatus:
     documents: int
     sha256: str
     loaded_at: str
+    path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (indexer.plugin_path)
 
 
 def status(connection: Connection) -> list[StateStatus]:
@@ -765,6 +785,7 @@ def status(connection: Connection) -> list[StateStatus]:
                         documents=int(client.count(index=index)["count"]),
                         sha256=str(meta.get("sha256", "")),
                         loaded_at=str(meta.get("loaded_at", "")),
+                        path=plugin_path.path_of(meta),
                     )
                 )
         return sorted(rows, key=lambda row: row.state)

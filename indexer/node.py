@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from indexer import containers, distribution
+from indexer import containers, distribution, plugin
 from indexer.errors import BadInput, NodeError
 from indexer.meaning import knn
 
@@ -774,7 +774,8 @@ def _start_distribution(
     """Launch one distribution node (not waiting for it). `prepare`, given the node's fresh folder, adds
     to its home (a plugin, certificates) and returns settings and record fields (keys with a dot are settings)."""
     java_home, _major = find_java(version)
-    dist = distribution.home(version, cache)
+    # The distribution with the plugins every node gets (the lawindex plugin), installed once and cached.
+    dist = plugin.node_home(version, cache, java_home)
     user = run_as(cache)
     # A cluster's own start decides for its members' data (`_same_cluster`).
     folder = (

@@ -165,6 +165,7 @@ class StateOut(_Out):
     documents: int = Field(description="documents in the index: the laws and one of statistics")
     sha256: str = Field(description="the corpus file's fingerprint")
     loaded_at: str
+    path: str = Field("window", description="how ask ranks it: plugin (the lawindex query) or window")
 
     @classmethod
     def of(cls, row: StateStatus) -> StateOut:
@@ -178,6 +179,7 @@ class StateOut(_Out):
             documents=row.documents,
             sha256=row.sha256,
             loaded_at=row.loaded_at,
+            path=row.path,
         )
 
 

@@ -19,17 +19,20 @@ already holds, or nothing.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from indexer import lifecycle, limits
+import numpy as np
+
+from indexer import lifecycle, limits, plugin_path
 from indexer.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.corpus import Law, state_code
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
 from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch import Connection, Searches, alias_of, server_version, talking
-from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
+from indexer.schema import FETCHED, LAW_FIELDS, RANKED_FIELD, STATISTICS_ID, law_id, terms_query
 from indexer.scoring import K1, exact_term_score, idf
 from indexer.spelling import Vocabulary
 from indexer.words import words
@@ -103,6 +106,8 @@ class OpenSearchEngine:
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
         self._result_window: dict[str, int] = {}
+        # Per concrete index: built for the lawindex plugin (its `_meta`, read once; indexer.plugin_path).
+        self._on_plugin: dict[str, bool] = {}
 
     @property
     def client(self) -> OpenSearch:
@@ -252,6 +257,10 @@ class OpenSearchEngine:
 
     def _ask(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
         stats = self._cached(state)
+        if self._plugin_index(stats.index):
+            answered = self._ask_plugin(state, question, asked, limit, stats)
+            if answered is not None:
+                return answered
         for _ in range(2):
             terms = _expand(asked, stats)
             size = max(self.window, limit)
@@ -274,6 +283,58 @@ class OpenSearchEngine:
                 size *= WIDEN
             stats = self._fresh_statistics(state)
         raise _Moved
+
+    def _plugin_index(self, index: str) -> bool:
+        """True when `index` was built for the lawindex plugin (its `_meta`, read once per concrete index)."""
+        known = self._on_plugin.get(index)
+        if known is None:
+            known = plugin_path.on_plugin(lifecycle.meta_of(self.client, index))
+            with self._lock:
+                if len(self._on_plugin) > 4 * len(self._statistics) + 64:  # generations long deleted
+                    self._on_plugin.clear()
+                self._on_plugin[index] = known
+        return known
+
+    def _ask_plugin(
+        self, state: str, question: str, asked: list[str], limit: int, stats: IndexStatistics
+    ) -> Answer | None:
+        """The answer from the plugin's own query, re-scored exactly and proven (`_plugin_proven`); None
+        when the window path must answer: no word to ask, the alias moved (the window path reads the new
+        statistics), or the plugin's answer could not be proven (said on stderr; never expected)."""
+        terms = _expand(asked, stats)
+        if not terms:
+            return None
+        sizes: list[int] = []
+        why = ""
+        # limit + 1: the law just past the last returned one proves the boundary. Only laws tied with the
+        # limit-th (a duplicate law, or one differing past float32's precision) need more, and get one
+        # more request with room for PLUGIN_TIES of them.
+        for size in (limit + 1, limit + 1 + PLUGIN_TIES):
+            sizes.append(size)
+            try:
+                hits = self._search(state, plugin_query(question, size), len(terms))
+            except (TooManyClauses, WindowTooLarge) as refused:
+                why = f"refused ({refused})"
+                break
+            if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
+                return None
+            ranked_hits = _rescore(hits, terms, stats)
+            # The plugin's own order must already be the spec's: anything else is a plugin not doing
+            # what it promises, and its scores are not trusted for the bound either.
+            if [str(hit["_id"]) for hit in hits[:limit]] != [law_id(str(h.source["id"])) for h in ranked_hits[:limit]]:
+                why = "its order is not the spec's"
+                break
+            if len(hits) < size or _plugin_proven(ranked_hits, hits, limit):
+                found = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                return Answer(state, question, asked, terms, found, window=Window(tuple(sizes), plugin=True))
+            why = "ties at the boundary"
+        _log.warning(
+            "lawindex: %s: the plugin's answer to %r could not be proven (%s); answered by the window path",
+            state,
+            question,
+            why,
+        )
+        return None
 
     def _windows(self, state: str, index: str, terms: list[str], size: int) -> list[Candidates]:
         """OpenSearch's best `size` laws for `terms`, a window per group of terms that the clause limit
@@ -426,6 +487,38 @@ class _Moved(Exception):
             f"the index behind {alias_of(state, namespace)} changed twice while the question was answered",
             hint="ask again; a load of the state was swapping its index",
         ) from None
+
+
+_log = logging.getLogger("lawindex.query")
+
+# Laws tied with the limit-th (equal spec scores, or within a float32 unit of it) that the plugin's second
+# request has room for: a generated Texas's duplicates come in twos and threes.
+PLUGIN_TIES = 24
+
+
+def plugin_query(question: str, size: int) -> dict[str, Any]:
+    """The search body of the plugin's query (indexer.plugin_path): the question as the learner typed it,
+    analysed and expanded on the node, `size` laws by the spec's score."""
+    return {
+        "size": size,
+        "track_total_hits": False,
+        "query": {plugin_path.QUERY: {"question": question, "field": RANKED_FIELD}},
+    }
+
+
+def _plugin_proven(ranked_hits: list[_Scored], hits: list[dict[str, Any]], limit: int) -> bool:
+    """True when no law outside the plugin's hits can enter the top `limit`.
+
+    The plugin's `_score` is the float64 spec score rounded to the nearest float32, then raised by none or
+    a few units in the last place where float32 would tie laws that the spec tells apart (plugin/README.md):
+    so a law's spec score is at most the next float32 above its `_score`. The collector keeps the best
+    `_score`s, so a law left out has a `_score` at most the lowest one returned, and a spec score at most
+    the next float32 above that. The limit-th spec score of the hits must be strictly above it (an equal
+    one could win on corpus order)."""
+    if len(ranked_hits) < limit:
+        return False
+    lowest = np.float32(min(float(hit["_score"]) for hit in hits))
+    return ranked_hits[limit - 1].score > float(np.nextafter(lowest, np.float32(np.inf)))
 
 
 def _no_index(state: str, namespace: str) -> NoIndex:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer import reference, scoring
+from indexer import lifecycle, plugin_path, reference, scoring
 from indexer.answers import RETRIEVED_LAWS
 from indexer.corpus import Corpus
 from indexer.errors import BadInput
@@ -82,6 +82,10 @@ class StateReport:
     reasons: Counter[str] = field(default_factory=Counter)  # why native rankings differed, and how often
     disagreements: list[Differing] = field(default_factory=list)  # exact `ask` against the reference
     seconds: float = 0.0
+    # On an index built for the lawindex plugin (indexer.plugin_path): its raw query of size 8, as any
+    # client sends it, against the reference; None on the window path.
+    plugin_same: int | None = None
+    plugin_disagreements: list[Differing] = field(default_factory=list)
 
     @property
     def exact_percent(self) -> float:
@@ -107,16 +111,19 @@ class StateReport:
             "widest_window": self.widest,
             "seconds": round(self.seconds, 3),
             "disagreements": [_differing_json(d) for d in self.disagreements],
+            "path": "window" if self.plugin_same is None else "plugin",
+            "plugin_identical": self.plugin_same,
+            "plugin_disagreements": [_differing_json(d, "plugin") for d in self.plugin_disagreements],
         }
 
 
-def _differing_json(d: Differing) -> dict[str, Any]:
+def _differing_json(d: Differing, other: str = "exact") -> dict[str, Any]:
     return {
         "question": d.question,
         "reference": list(d.reference.ids),
-        "exact": list(d.other.ids),
+        other: list(d.other.ids),
         "reference_scores": list(d.reference.scores),
-        "exact_scores": list(d.other.scores),
+        f"{other}_scores": list(d.other.scores),
     }
 
 
@@ -260,6 +267,23 @@ def native_search(engine: OpenSearchEngine, state: str, terms: Sequence[str], si
     return hits
 
 
+def plugin_search(engine: OpenSearchEngine, state: str, question: str, size: int) -> list[dict[str, Any]]:
+    """The lawindex plugin's own ranking for `question`: its raw query, as any client sends it."""
+    from indexer.query import plugin_query
+
+    body = {**plugin_query(question, size), "_source": ["id", "order"]}
+    response = engine.client.search(index=alias_of(state, engine.connection.namespace), body=body)
+    hits: list[dict[str, Any]] = response["hits"]["hits"]
+    return hits
+
+
+def on_plugin(engine: OpenSearchEngine, state: str) -> bool:
+    """True when the index behind the state's alias was built for the lawindex plugin."""
+    stats = engine.statistics(state)
+    with talking(engine.connection):
+        return plugin_path.on_plugin(lifecycle.meta_of(engine.client, stats.index))
+
+
 def check_served(engine: OpenSearchEngine, corpus: Corpus) -> None:
     """BadInput unless the index behind the state's alias was loaded from this very corpus."""
     stats = engine.statistics(corpus.state)
@@ -288,6 +312,9 @@ def verify_state(
     legacy = engine.legacy()
     report = StateReport(state)
     engine.statistics(state)  # a state with no index fails here, before any question
+    plugin = on_plugin(engine, state)
+    if plugin:
+        report.plugin_same = 0
     for question in questions:
         report.questions += 1
         truth = reference.ask(corpus, question)
@@ -306,7 +333,9 @@ def verify_state(
         with talking(engine.connection):
             hits = native_search(engine, state, truth.terms, RETRIEVED_LAWS)
         faithful = True
-        for hit in hits:
+        # On the plugin path the term queries are scored by the plugin's similarity (the spec's statistics
+        # and lengths, float64 per term): there is no Lucene BM25 to hold the Lucene mode against.
+        for hit in [] if plugin else hits:
             # Both as float32: `_score` is a Java float, printed as the shortest decimal that reads back
             # as that float, so 0.0 here means bit for bit.
             lucene = np.float32(reference.lucene_score(truth.terms, stats, int(hit["_source"]["order"]), legacy))
@@ -318,6 +347,8 @@ def verify_state(
         native = Ranking(tuple(str(hit["_source"]["id"]) for hit in hits), tuple(float(hit["_score"]) for hit in hits))
         if native.ids == want.ids:
             report.native_same += 1
+        elif plugin:
+            report.reasons["float32 (lawindex similarity, summed by Lucene)"] += 1
         else:
             reason = _reason(
                 stages,
@@ -327,6 +358,16 @@ def verify_state(
                 faithful,
             )
             report.reasons[reason] += 1
+        if plugin and report.plugin_same is not None:
+            with talking(engine.connection):
+                found = plugin_search(engine, state, question, RETRIEVED_LAWS)
+            native = Ranking(
+                tuple(str(hit["_source"]["id"]) for hit in found), tuple(float(hit["_score"]) for hit in found)
+            )
+            if native.ids == want.ids:
+                report.plugin_same += 1
+            else:
+                report.plugin_disagreements.append(Differing(question, want, native, "plugin query"))
         if progress is not None:
             progress(report.questions)
     report.seconds = time.perf_counter() - began

@@ -39,6 +39,7 @@ from indexer.cli import ask as _ask  # noqa: E402,F401
 from indexer.cli import eval as _eval  # noqa: E402,F401
 from indexer.cli import load as _load  # noqa: E402,F401
 from indexer.cli import opensearch as _opensearch  # noqa: E402,F401
+from indexer.cli import plugin as _plugin  # noqa: E402,F401
 from indexer.cli import serve as _serve  # noqa: E402,F401
 from indexer.cli import verify as _verify  # noqa: E402,F401
 

@@ -45,6 +45,15 @@ def load(
             show_default=False,
         ),
     ] = None,
+    plugin: Annotated[
+        bool | None,
+        typer.Option(
+            "--plugin/--no-plugin",
+            help="Build for the lawindex plugin's query, or for Lucene's BM25 [default: the plugin where every "
+            "node has it].",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
@@ -84,6 +93,7 @@ def load(
                 dry_run=dry_run,
                 replicas=replicas,
                 green_timeout=green_timeout,
+                plugin=plugin,
                 progress=lambda name, done, _total: bars.update(tasks[name], completed=done),
                 wait=wait,
                 stop=stop,
@@ -132,7 +142,8 @@ def status(
     insecure: InsecureOption = False,
     timeout: TimeoutOption = None,
 ) -> None:
-    """List each loaded state: alias, index, counts, corpus hash and load time."""
+    """List each loaded state: alias, index, counts, corpus hash, load time, and the path `ask` takes
+    (plugin: the lawindex plugin's query; window: Lucene's BM25, re-scored and proven)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -148,7 +159,7 @@ def status(
         typer.echo("no state is loaded yet: lawindex load corpora/", err=True)
         return
     table = Table()
-    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at"):
+    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path"):
         table.add_column(column)
     for row in rows:
         table.add_row(
@@ -160,5 +171,6 @@ def status(
             str(row.process),
             row.sha256[:12],
             row.loaded_at,
+            row.path,
         )
     Console().print(table)

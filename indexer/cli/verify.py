@@ -42,8 +42,9 @@ def verify(
 
     Prints, per state: the questions; how many got the reference's top 8 (ids and order) from the exact
     ask (must be all) and from OpenSearch's own BM25 (with the reason for each difference); the largest
-    relative error of the Lucene mode against OpenSearch's _score; and how often the window widened.
-    Exits 7 when the exact ask disagrees even once.
+    relative error of the Lucene mode against OpenSearch's _score; and how often the window widened. On
+    an index built for the lawindex plugin, also how many the plugin's own query of size 8 got right.
+    Exits 7 when the exact ask (or the plugin query) disagrees even once.
     """
     from rich.console import Console
 
@@ -69,6 +70,15 @@ def verify(
             for report in reports:
                 _print(out, report)
         wrong = sum(len(report.disagreements) for report in reports)
+        plugin_wrong = sum(len(report.plugin_disagreements) for report in reports)
+        if plugin_wrong:
+            if not as_json:
+                for report in reports:
+                    for differing in report.plugin_disagreements:
+                        typer.echo(f"\n{report.state}: {differing.question!r}", err=True)
+                        typer.echo(_rankings(differing.reference, differing.other, "plugin query"), err=True)
+            if not wrong:
+                raise Disagreement(f"the plugin query disagreed with the reference on {plugin_wrong} question(s)")
         if wrong:
             if not as_json:
                 for report in reports:
@@ -78,8 +88,8 @@ def verify(
             raise Disagreement(f"the exact ask disagreed with the reference on {wrong} question(s)")
 
 
-def _rankings(reference: "Ranking", exact: "Ranking") -> str:
-    lines = [f"  {'reference':<30} exact ask"]
+def _rankings(reference: "Ranking", exact: "Ranking", other: str = "exact ask") -> str:
+    lines = [f"  {'reference':<30} {other}"]
     for place in range(max(len(reference.ids), len(exact.ids))):
         left = f"{reference.ids[place]} {reference.scores[place]!r}" if place < len(reference.ids) else ""
         right = f"{exact.ids[place]} {exact.scores[place]!r}" if place < len(exact.ids) else ""
@@ -95,6 +105,9 @@ def _print(console: "Console", report: "StateReport") -> None:
     table.add_column("top 8 = reference", justify="right")
     table.add_column("")
     table.add_row("exact ask", f"{report.exact_same} / {report.questions}", f"{report.exact_percent:.1f}%")
+    if report.plugin_same is not None:
+        percent = 100.0 * report.plugin_same / report.questions if report.questions else 100.0
+        table.add_row("plugin query", f"{report.plugin_same} / {report.questions}", f"{percent:.1f}%")
     table.add_row("OpenSearch BM25", f"{report.native_same} / {report.questions}", f"{report.native_percent:.1f}%")
     for reason, count in report.reasons.most_common():
         table.add_row(f"  differs: {reason}", str(count), "")

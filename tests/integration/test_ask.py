@@ -44,7 +44,7 @@ def samples(opensearch_url: str) -> Iterator[Served]:
     """Every sample corpus loaded into a namespace of its own."""
     with fresh_connection(opensearch_url) as connection:
         corpora = read_corpora(CORPORA)
-        load(connection, corpora)
+        load(connection, corpora, plugin=False)
         yield Served(connection, OpenSearchEngine(connection), {corpus.state: corpus for corpus in corpora})
 
 
@@ -159,7 +159,7 @@ def test_a_state_with_no_index_is_cluster_refused(samples: Served) -> None:
 def test_an_alias_moved_between_two_asks_gives_the_new_corpus_answers(opensearch_url: str) -> None:
     with fresh_connection(opensearch_url) as connection:
         (first,) = read_corpora(CORPORA, ["MD"])
-        load(connection, [first])
+        load(connection, [first], plugin=False)
         engine = OpenSearchEngine(connection)
         before = engine.ask("MD", HYDRANT)
         assert before.ids()[0] == "MD-S01"
@@ -177,7 +177,7 @@ def test_an_alias_moved_between_two_asks_gives_the_new_corpus_answers(opensearch
             )
         )
         second = corpus_of("MD", laws)
-        load(connection, [second])
+        load(connection, [second], plugin=False)
         after = engine.ask("MD", HYDRANT)
         assert engine.statistics("MD").index != old_index
         assert "MD-S01" not in after.ids()
@@ -199,7 +199,7 @@ def test_verify_is_exact_on_a_texas_size_generated_corpus(opensearch_url: str) -
     assert len({(law.law, law.question, law.concept) for law in laws if ranked(law)}) < sum(map(ranked, laws))
     corpus = corpus_of("TX", laws)
     with fresh_connection(opensearch_url) as connection:
-        load(connection, [corpus])
+        load(connection, [corpus], plugin=False)
         engine = OpenSearchEngine(connection)
         questions = synthetic.generate_questions(laws, 1200, 17)
         own = default_questions(corpus_of("TX", laws[:60]))

@@ -106,7 +106,7 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
         corpora = {corpus.state: corpus for corpus in read_corpora(CORPORA, SAMPLES)}
         corpora["TX"] = long_corpus()
         corpora["WY"] = cancelling_corpus(opensearch_version.startswith(("1.", "2.")))
-        load(connection, list(corpora.values()))
+        load(connection, list(corpora.values()), plugin=False)
         client = connection.client()
         actual = str(client.info()["version"]["number"])
         assert actual == opensearch_version

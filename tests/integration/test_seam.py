@@ -30,7 +30,7 @@ QUESTIONS = ["how far from a fire hydrant can i park", "school bus", "how far mu
 def loaded(opensearch_url: str, opensearch: OpenSearch) -> Iterator[tuple[Connection, Corpus]]:
     connection = Connection.from_env(opensearch_url, namespace=unique_namespace())
     corpus = read_corpus(CORPORA / "MD.jsonl")
-    load(connection, [corpus])
+    load(connection, [corpus], plugin=False)  # the window path: its first window is WINDOW
     try:
         yield connection, corpus
     finally:

@@ -27,7 +27,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def served(opensearch_url: str) -> Iterator[Connection]:
     with fresh_connection(opensearch_url) as connection:
-        load(connection, read_corpora(CORPORA, ["MD", "AL"]))
+        load(connection, read_corpora(CORPORA, ["MD", "AL"]), plugin=False)
         yield connection
 
 

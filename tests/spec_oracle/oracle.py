@@ -51,3 +51,24 @@ def spec_ids(directory: Path, corpus_file: Path, questions: list[str]) -> list[l
     if done.returncode != 0:
         raise RuntimeError(f"the spec's TypeScript failed: {done.stderr[-1000:]}")
     return [json.loads(line)["ids"] for line in done.stdout.splitlines() if line]
+
+
+def run_spec(directory: Path, corpus_file: Path, questions: list[str]) -> list[dict[str, list[str]]]:
+    """The spec's own bm25 on `questions` over the laws of `corpus_file` (run.ts in `directory`, made by
+    `prepare`): one {"words", "ids"} per question, in order."""
+    import json
+    import subprocess
+
+    questions_file = directory / "questions.jsonl"
+    questions_file.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    completed = subprocess.run(
+        [str(TSX), str(directory / "run.ts")],
+        env={**os.environ, "LAWINDEX_CORPUS": str(corpus_file), "LAWINDEX_QUESTIONS": str(questions_file)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"the spec's TypeScript failed: {completed.stderr[-2000:]}")
+    return [json.loads(line) for line in completed.stdout.splitlines()]
