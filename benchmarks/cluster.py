@@ -278,7 +278,8 @@ def blocked_load(tree: Path, url: str, folder: Path, cap: float) -> tuple[float,
         lines = err.read().decode("utf-8", "replace").strip().splitlines()
     left = sorted(client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True))
     client.indices.delete(index=f"{namespace}-*", allow_no_indices=True, ignore_unavailable=True)
-    return seconds, code, (lines[-1] if lines else "")[:160], left
+    said = [line for line in lines if line.startswith("error: ")] or lines[-1:]
+    return seconds, code, (said[0] if said else "")[:160], left
 
 
 def block(args: argparse.Namespace) -> None:

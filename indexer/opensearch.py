@@ -550,12 +550,16 @@ class Searches:
         return None
 
     def _exchange(self, request: bytes) -> bytearray | None:
-        """The body of a 200 answered with a Content-Length, or None (the socket dropped) for anything else."""
+        """The body of a 200 answered with a Content-Length, or None (the socket dropped) for anything else.
+        The whole answer within the timeout: a node that sends a byte now and then (a stalling proxy, a
+        node in and out of GC) no longer holds a question for a timeout per read."""
+        deadline = time.monotonic() + self.timeout
         sock = self._socket()
+        sock.settimeout(self.timeout)
         sock.sendall(request)
         buffer = bytearray()
         while (end := buffer.find(b"\r\n\r\n")) < 0:
-            buffer += _received(sock)
+            buffer += _received(sock, deadline)
         status, *lines = bytes(buffer[:end]).split(b"\r\n")
         length: int | None = None
         plain = status.startswith(b"HTTP/1.1 200 ")
@@ -569,7 +573,7 @@ class Searches:
         body = buffer[end + 4 :]
         if length is not None:
             while len(body) < length:
-                body += _received(sock)
+                body += _received(sock, deadline)
         if not plain or length is None or len(body) != length:
             self._drop()  # what else is on the wire is not known: the next request gets a new connection
             return None
@@ -592,8 +596,13 @@ class Searches:
             sock.close()
 
 
-def _received(sock: socket.socket) -> bytes:
-    """The next bytes on `sock`; ConnectionResetError when the node closed it."""
+def _received(sock: socket.socket, deadline: float) -> bytes:
+    """The next bytes on `sock` before `deadline` (TimeoutError after it); ConnectionResetError when the node
+    closed it."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the answer did not come whole within the timeout")
+    sock.settimeout(left)
     chunk = sock.recv(65536)
     if not chunk:
         raise ConnectionResetError("the node closed the connection")

@@ -205,6 +205,16 @@ def test_a_look_alike_index_is_neither_read_nor_deleted_by_the_user(secured: Sec
         admin.indices.delete(index=look_alike, ignore_unavailable=True)
 
 
+def test_http_to_the_tls_port_says_it_looks_like_tls_and_to_use_https(secured: Secured) -> None:
+    plain = "http://" + secured.url.removeprefix("https://")
+    for command in (("status",), ("ask", "MD", "fire hydrant"), ("load", str(CORPORA), "--state", "MD")):
+        code, _out, err = run(secured, *command, "--url", plain)
+        assert code == 3, (command, err)
+        first, hint = err.splitlines()[:2]
+        assert first == f"error: OpenSearch at {plain} closed a plain-HTTP request: the port looks like TLS (https)"
+        assert hint.startswith(f"hint: use {secured.url} "), hint
+
+
 def test_a_wrong_password_or_none_is_exit_4_for_every_command(secured: Secured) -> None:
     ca = ("--ca-certs", secured.ca_certs)
     for command in (("status",), ("load", str(CORPORA), "--state", "MD"), ("ask", "MD", "fire")):

@@ -103,11 +103,44 @@ BAD_FILES: dict[str, tuple[dict[str, str | bytes], tuple[str, ...]]] = {
     "a line of several megabytes": ({"TX.jsonl": line(law="park " * 800_000) + "\n"}, ("TX.jsonl:1", "bytes")),
     "a line that is not an object": ({"TX.jsonl": '["TX-1"]\n'}, ("TX.jsonl:1", "object")),
     "a directory with no corpus files": ({"README.md": "laws go here\n"}, ("no corpus files",)),
+    "a word past Lucene's 32,766-byte term": (
+        {"TX.jsonl": line() + "\n" + line(id="TX-2", law="park " + "a" * 40_000) + "\n"},
+        ("TX.jsonl:2", "field 'law'", "40,000 letters and digits", "32,766"),
+    ),
+    "a word past the term limit in the question": (
+        {"TX.jsonl": line(question="x" + "9" * 32_766) + "\n"},
+        ("TX.jsonl:1", "field 'question'", "32,767"),
+    ),
+    "a keyword past the term limit": (
+        {"TX.jsonl": line(family="f" * 32_767) + "\n"},
+        ("TX.jsonl:1", "field 'family'", "32,767 bytes"),
+    ),
+    "an id past OpenSearch's 512-byte _id": (
+        {"TX.jsonl": line(id="TX-" + "9" * 600) + "\n"},
+        ("TX.jsonl:1", "field 'id'", "603 bytes", "512"),
+    ),
+    "a byte-order mark starting a later line (files concatenated)": (
+        {"TX.jsonl": b"\xef\xbb\xbf" + line().encode() + b"\n\xef\xbb\xbf" + line(id="TX-2").encode() + b"\n"},
+        ("TX.jsonl:2", "byte-order mark"),
+    ),
     "a good file beside a bad one": (
         {"MD.jsonl": line(id="MD-1") + "\n", "TX.jsonl": line(kind=DROP) + "\n"},
         ("TX.jsonl:1", "field 'kind'"),
     ),
 }
+
+
+def test_the_limits_are_the_limits_exactly(tmp_path: Path) -> None:
+    # At the limits, a law is taken: 32,766 bytes in a word (Lucene's MAX_TERM_LENGTH), 508 in an id
+    # (512 for the `_id`, with its `law:` prefix); one byte more is refused (the cases above).
+    path = tmp_path / "TX.jsonl"
+    at = [line(id="TX-" + "9" * 505, law="park " + "a" * 32_766, family="f" * 32_766), line(id="TX-é" + "9" * 503)]
+    path.write_text("\n".join(at) + "\n", encoding="utf-8")
+    laws = read_corpus(path).laws
+    assert [len(law.id.encode()) for law in laws] == [508, 508]
+    path.write_text(line(id="TX-é" + "9" * 504) + "\n", encoding="utf-8")  # é is two bytes: 509
+    with pytest.raises(CorpusError, match="509 bytes"):
+        read_corpus(path)
 
 
 @pytest.mark.parametrize("case", list(BAD_FILES), ids=list(BAD_FILES))

@@ -113,3 +113,31 @@ def test_several_hosts_or_a_preference_are_opensearch_py_s(searches: Any) -> Non
     assert replica.search("lawindex-tx", {}) == {"fallback": True}
     assert fallback.asked == 2 and nodes[0].requests == []
     assert node.search("lawindex-tx", {})["hits"]["hits"][0]["_id"] == "law:TX-S01"
+
+
+def test_an_answer_that_drips_is_a_timeout_within_the_timeout_not_a_timeout_per_read() -> None:
+    from opensearchpy.exceptions import ConnectionTimeout
+
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            for byte in PLAIN:  # a byte every 0.1 s: never 1 s without one
+                if stop.wait(0.1):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    light = Searches(Connection(url=f"http://127.0.0.1:{server.getsockname()[1]}", timeout=1.0), Fallback())  # type: ignore[arg-type]
+    try:
+        with pytest.raises(ConnectionTimeout):
+            light.search("lawindex-tx", {})  # PLAIN whole would take 9 s at that pace
+    finally:
+        stop.set()
+        server.close()
