@@ -29,15 +29,14 @@ class RawClient:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 9200
         self._connection: http.client.HTTPConnection | None = None
 
-    def search(self, index: str, body: dict[str, object]) -> dict[str, object]:
+    def search(self, index: str, body: dict[str, object], preference: str | None = None) -> dict[str, object]:
+        path = f"/{index}/_search" + (f"?preference={preference}" if preference else "")
         payload = json.dumps(body).encode()
         for attempt in range(2):
             if self._connection is None:
                 self._connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
             try:
-                self._connection.request(
-                    "POST", f"/{index}/_search", body=payload, headers={"Content-Type": "application/json"}
-                )
+                self._connection.request("POST", path, body=payload, headers={"Content-Type": "application/json"})
                 response = self._connection.getresponse()
                 text = response.read()
             except (OSError, http.client.HTTPException):
@@ -51,10 +50,11 @@ class RawClient:
             return answer
         raise AssertionError("unreachable")
 
-    def ids(self, index: str, question: str, size: int = 8) -> list[str]:
-        """The ids the plugin's query returns for `question`, best first."""
+    def ids(self, index: str, question: str, size: int = 8, preference: str | None = None) -> list[str]:
+        """The ids the plugin's query returns for `question`, best first (from the shard copy `preference`
+        names, `_primary` or `_replica`, when given)."""
         body = {"size": size, "_source": ["id"], "query": {"lawindex": {"question": question, "field": "words"}}}
-        hits = self.search(index, body)["hits"]["hits"]  # type: ignore[index]
+        hits = self.search(index, body, preference)["hits"]["hits"]  # type: ignore[index]
         return [str(hit["_source"]["id"]) for hit in hits]
 
     def close(self) -> None:
