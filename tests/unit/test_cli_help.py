@@ -44,7 +44,7 @@ def test_every_option_s_help_is_shown_whole(words: list[str], command: Any) -> N
 
 
 def test_the_defaults_written_in_help_texts_are_shown() -> None:
-    shown = _flat(CliRunner().invoke(app, ["load", "--help"], env={"TERMINAL_WIDTH": "200"}).output)
+    shown = _flat(CliRunner().invoke(app, ["load", "--help"], env={"TERMINAL_WIDTH": "200", "COLUMNS": "200"}).output)
     assert "Replicas of each new index [default: 0-1, auto-expanded]." in shown
     assert "OpenSearch URL [env: OPENSEARCH_URL; default http://127.0.0.1:9200]" in shown
     started = _flat(CliRunner().invoke(app, ["opensearch", "start", "--help"], env={"TERMINAL_WIDTH": "200"}).output)
