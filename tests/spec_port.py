@@ -1,8 +1,8 @@
 """spec/retrieve.md's `bm25`, `spelledAs` and `oneEditApart`, ported line for line and nothing more.
 
 Slow on purpose: no index, a scan of the vocabulary per unknown word. It is the oracle the fast
-reference scorer (`indexer.reference`) and the spelling index (`indexer.spelling`) are proven equal to,
-and the baseline the benchmarks print ratios against. It lives with the tests: production code never
+reference scorer (`indexer.retrieval.reference`) and the spelling index (`indexer.retrieval.spelling`) are
+proven equal to, and the baseline the benchmarks print ratios against. It lives with the tests: production code never
 imports it, and it imports nothing of indexer's scoring (its idf, term score and oneEditApart are its own
 literal copies), so it cannot agree with the code by sharing a mistake.
 
@@ -17,8 +17,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from indexer.corpus import Law
-from indexer.words import ranked, ranked_text, words
+from indexer.retrieval.corpus import Law
+from indexer.retrieval.words import ranked, ranked_text, words
 
 
 def one_edit_apart(a: str, b: str) -> bool:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from opensearchpy import OpenSearch
 
-from indexer.opensearch import Connection
+from indexer.opensearch.connection import Connection
 
 
 def unique_namespace() -> str:

@@ -4,7 +4,7 @@
 (which leave out a ranked law whose words are all stopwords), lengths kept in one byte, float32 per term,
 the sum in double cast to float, and the (k1+1) factor of 2.x's LegacyBM25Similarity that 3.x drops. If
 it does, bit for bit, on every hit of every question, then the analyzer, the statistics and the
-similarity are what lawindex thinks they are — and the window bound of `indexer.query` rests on them.
+similarity are what lawindex thinks they are — and the window bound of `indexer.opensearch.query` rests on them.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference, scoring
-from indexer.corpus import Corpus, Law, read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import FLOAT32_SLACK, OpenSearchEngine, _outside_bound
-from indexer.words import words
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import FLOAT32_SLACK, OpenSearchEngine, _outside_bound
+from indexer.retrieval import reference, scoring
+from indexer.retrieval.corpus import Corpus, Law, read_corpora
+from indexer.retrieval.words import words
 from tests import synthetic
 from tests.integration.support import fresh_connection
 from tests.synthetic import corpus_of

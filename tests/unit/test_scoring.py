@@ -1,4 +1,4 @@
-"""indexer.scoring: the one idf and term score, exact and Lucene, against figures worked out by hand and
+"""indexer.retrieval.scoring: the one idf and term score, exact and Lucene, against figures worked out by hand and
 against the spec's literal port; the vectorised form held bit for bit to the scalar one."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import reference, scoring
-from indexer.scoring import byte4_to_int, exact_term_score, int_to_byte4, lucene_term_score
+from indexer.retrieval import reference, scoring
+from indexer.retrieval.scoring import byte4_to_int, exact_term_score, int_to_byte4, lucene_term_score
 from tests import spec_port, synthetic
 
 INDEXER = Path(__file__).resolve().parents[2] / "indexer"

@@ -1,4 +1,4 @@
-"""indexer.security: the certificates, users and role of a secured local node, checked with the tools a
+"""indexer.node.security: the certificates, users and role of a secured local node, checked with the tools a
 TLS client and the security plugin use, not with the code that made them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.verification import PolicyBuilder, Store
 
-from indexer import security
+from indexer.node import security
 
 
 @pytest.fixture(scope="module")

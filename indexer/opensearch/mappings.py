@@ -8,9 +8,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-# In a checkout the file is at the top of the repository; in a wheel it is packaged under _data.
+# In a checkout the file is at the top of the repository; in a wheel it is packaged under _data, beside this.
 _PLACES = (
-    Path(__file__).resolve().parent.parent / "mappings" / "laws.json",
+    Path(__file__).resolve().parents[2] / "mappings" / "laws.json",
     Path(__file__).resolve().parent / "_data" / "mappings" / "laws.json",
 )
 

@@ -16,6 +16,8 @@ statistics, and a load that stops cleanly on a signal.
 - **Signals.** `stopping_on_signals` turns SIGINT and SIGTERM into a `Stop` that a load checks between
   bulk chunks and before each state and each swap; nothing is raised inside a request or a clean-up, so a
   second signal cannot cut one short.
+
+Long: the four guarantees above share the index names and the marker; each is a section of its own.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from indexer.errors import LoadBusy, LoadFailed, LoadInterrupted
-from indexer.opensearch import index_prefix, namespace_of
-from indexer.schema import SCHEMA
+from indexer.opensearch.connection import index_prefix, namespace_of
+from indexer.opensearch.schema import SCHEMA
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch

@@ -3,9 +3,9 @@
 One `docker import` of one tarball (one layer: with the vfs storage driver every layer is a full copy):
 a Debian bookworm root file system made by `debootstrap --variant=minbase` (plus curl, for
 healthchecks, as the official image has it) and cached; the JDK that fits the version, copied from
-this machine (`indexer.node.find_java`) into `/usr/share/opensearch/jdk` where `bin/opensearch` looks
+this machine (`indexer.node.node.find_java`) into `/usr/share/opensearch/jdk` where `bin/opensearch` looks
 for a bundled one; the same distribution zip `lawindex opensearch start` runs, with the same modules
-added (`indexer.distribution`); a user `opensearch` of uid 1000 owning `/usr/share/opensearch`; and an
+added (`indexer.node.distribution`); a user `opensearch` of uid 1000 owning `/usr/share/opensearch`; and an
 entrypoint of lawindex's own that keeps the official image's contract (see ENTRYPOINT below).
 
 The image carries the label `lawindex.content`, a digest of everything that went in: with nothing
@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from indexer import containers, distribution, node
 from indexer.errors import NodeError
+from indexer.node import containers, distribution, node
 
 SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

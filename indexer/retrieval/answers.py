@@ -9,14 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import orjson
 
-from indexer.corpus import Law
-
-if TYPE_CHECKING:
-    from indexer.explain import Contribution
+from indexer.retrieval.corpus import Law
 
 # How many laws a question is answered from: enough that a paraphrase still reaches its law, few
 # enough that the model is not reading a chapter. The spec's RETRIEVED_LAWS.
@@ -68,8 +65,20 @@ class Answer:
         return [hit.law.id for hit in self.hits]
 
 
+@dataclass(frozen=True)
+class Contribution:
+    """One word's part of one law's score (`ask --explain`; indexer.retrieval.explain makes them)."""
+
+    word: str
+    tf: int  # how often the law has the word
+    df: int  # how many ranked laws have it
+    idf: float  # the spec's idf: log(1 + (N - df + 0.5) / (df + 0.5))
+    length: int  # the law's length in words after stopwords
+    score: float  # the spec's term score: idf · tf · (k1 + 1) / (tf + k1 · (1 - b + b · length / average))
+
+
 # ---------------------------------------------------------------------------------------------------
-# An answer as one line of JSON: `dumps(AnswerOut.of(answer, parts).json_obj())` of indexer.output, the
+# An answer as one line of JSON: `dumps(AnswerOut.of(answer, parts).json_obj())` of indexer.service.output, the
 # same bytes (tests/unit/test_output.py holds them equal), written straight from the Answer. Through a
 # pydantic model per answer and per hit, printing Texas's 3,000 answers took 190 ms of a 1.4 s
 # `ask --from FILE --json`; written directly, less than half of that. Here rather than beside the models,
@@ -128,7 +137,7 @@ def _law_json(key: tuple[str, str, str]) -> tuple[str, str]:
 
 def answer_json(answer: Answer, parts: Sequence[Sequence[Contribution]] | None = None) -> str:
     """`answer` as `lawindex ask --json` prints it and the service returns it: one line of JSON (without
-    the line end), the bytes of indexer.output's `dumps(AnswerOut.of(answer, parts).json_obj())`."""
+    the line end), the bytes of indexer.service.output's `dumps(AnswerOut.of(answer, parts).json_obj())`."""
     hits = []
     kept = _LAW_JSON.get
     for number, hit in enumerate(answer.hits):

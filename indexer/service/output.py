@@ -4,7 +4,7 @@ The CLI prints `model.json_obj()` with `json.dumps(..., ensure_ascii=False)`, an
 the very same calls (`dumps`, and `answer_json` below), so a question asked either way gives the same
 bytes; the service's OpenAPI schema is generated from these models, never written by hand.
 
-An answer, the line printed most, is written by `answer_json` (indexer.answers) straight from the
+An answer, the line printed most, is written by `answer_json` (indexer.retrieval.answers) straight from the
 `Answer`: the same bytes as `dumps(AnswerOut.of(answer, parts).json_obj())` (tests/unit/test_output.py
 holds them equal), without a pydantic model per answer and per hit.
 """
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.answers import answer_json
-from indexer.corpus import Law
+from indexer.retrieval.answers import answer_json
+from indexer.retrieval.corpus import Law
 
 if TYPE_CHECKING:
-    from indexer.answers import Answer
     from indexer.errors import LawindexError
-    from indexer.explain import Contribution
-    from indexer.load import StateStatus
+    from indexer.opensearch.load import StateStatus
+    from indexer.retrieval.answers import Answer
+    from indexer.retrieval.explain import Contribution
 
 __all__ = [
     "AnswerOut",

@@ -9,16 +9,17 @@ re-tokenized or fetched again; the statistics give N, the average and each word'
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
-from indexer import scoring
-from indexer.answers import Answer, Hit
+from indexer.retrieval import scoring
+from indexer.retrieval.answers import Answer, Contribution, Hit
+
+__all__ = ["Contribution", "Scored", "contributions", "explain"]
 
 
 class Scored(Protocol):
     """What the explanation needs of a state's statistics: the spec's N, average and df per word. Both
-    `indexer.reference.Statistics` and `indexer.query.IndexStatistics` have them."""
+    `indexer.retrieval.reference.Statistics` and `indexer.opensearch.query.IndexStatistics` have them."""
 
     @property
     def size(self) -> int: ...
@@ -28,18 +29,6 @@ class Scored(Protocol):
 
     @property
     def vocabulary(self) -> Mapping[str, int]: ...
-
-
-@dataclass(frozen=True)
-class Contribution:
-    """One word's part of one law's score."""
-
-    word: str
-    tf: int  # how often the law has the word
-    df: int  # how many ranked laws have it
-    idf: float  # the spec's idf: log(1 + (N - df + 0.5) / (df + 0.5))
-    length: int  # the law's length in words after stopwords
-    score: float  # the spec's term score: idf · tf · (k1 + 1) / (tf + k1 · (1 - b + b · length / average))
 
 
 def contributions(hit: Hit, terms: list[str], stats: Scored) -> list[Contribution]:

@@ -1,8 +1,8 @@
 """`lawindex verify`: every question through three engines, and where they part.
 
-For each question of a state: the exact `ask` on OpenSearch (`indexer.query.OpenSearchEngine`), OpenSearch's
+For each question of a state: the exact `ask` on OpenSearch (`indexer.opensearch.query.OpenSearchEngine`), OpenSearch's
 own ranking (its top 8 by `_score`, equal scores in corpus order), and the reference scorer on the corpus
-file (`indexer.reference`). The exact `ask` must give the reference's top 8, ids, order and scores, every
+file (`indexer.retrieval.reference`). The exact `ask` must give the reference's top 8, ids, order and scores, every
 time: one difference is a Disagreement (exit 7). OpenSearch's own ranking is reported beside it, with the
 reason for each difference, found by moving the spec's arithmetic towards Lucene's one step at a time:
 
@@ -29,17 +29,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from indexer import reference, scoring
-from indexer.answers import RETRIEVED_LAWS
-from indexer.corpus import Corpus
 from indexer.errors import BadInput
-from indexer.opensearch import alias_of, talking
-from indexer.reference import Statistics
-from indexer.schema import terms_query
-from indexer.words import ranked
+from indexer.opensearch.connection import alias_of, talking
+from indexer.opensearch.schema import terms_query
+from indexer.retrieval import reference, scoring
+from indexer.retrieval.answers import RETRIEVED_LAWS
+from indexer.retrieval.corpus import Corpus
+from indexer.retrieval.reference import Statistics
+from indexer.retrieval.words import ranked
 
 if TYPE_CHECKING:
-    from indexer.query import OpenSearchEngine
+    from indexer.opensearch.query import OpenSearchEngine
 
 # Largest relative error of the Lucene mode against `_score` that is still "float32 rounding": a unit in
 # the last place of a float is at most 2^-23 of it. The Lucene mode is bit-exact where it is right (0.0 on

@@ -1,18 +1,20 @@
 """`lawindex serve`: the retrieval service the TypeScript pipeline calls instead of its in-process bm25.
 
-An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.engines.CheckedOpenSearchEngine`: one
+An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.service.engines.CheckedOpenSearchEngine`: one
 engine per worker process, shared by every request, so each concrete index's statistics are fetched once
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
 synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the
-CLI and its tests use, and with its window search on the light path (`indexer.opensearch.Searches`) the
+CLI and its tests use, and with its window search on the light path (`indexer.opensearch.connection.Searches`) the
 sync engine in a pool is the fastest transport measured. benchmarks/serve.py, in process, interleaved, q/s
 at 1, 8 and 32 clients on a shared 2-core machine: opensearch-py in a pool 406/660/674, AsyncOpenSearch
 429/740/824, the light path in a pool 644/1,024/1,056 (CPU a search at one client: 1.10, 0.91, 0.40 ms).
 An async engine would also be a second copy of the exact ranking to keep equal to the first.
 
-Every answer is the CLI's `--json` object, serialised by the same calls (`indexer.output.answer_json`
-for an answer, `indexer.output.dumps` for the rest), so the bytes are the same; every refusal is
+Every answer is the CLI's `--json` object, serialised by the same calls (`indexer.service.output.answer_json`
+for an answer, `indexer.service.output.dumps` for the rest), so the bytes are the same; every refusal is
 `{"error": ..., "hint": ...}` with the CLI's own message, and no traceback ever reaches a response.
+
+Long: the HTTP app and its fast ask path, which must stay byte-equal to the app's own path beside it.
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from indexer.answers import RETRIEVED_LAWS
-from indexer.corpus import STATES, state_code
-from indexer.engines import MAX_LIMIT, MAX_QUESTION_CHARS, CheckedOpenSearchEngine, check_question
 from indexer.errors import (
     BadInput,
     ClusterRefused,
@@ -45,8 +44,11 @@ from indexer.errors import (
     TimedOut,
     Unreachable,
 )
-from indexer.opensearch import Connection, talking
-from indexer.output import (
+from indexer.opensearch.connection import Connection, talking
+from indexer.retrieval.answers import RETRIEVED_LAWS
+from indexer.retrieval.corpus import STATES, state_code
+from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, CheckedOpenSearchEngine, check_question
+from indexer.service.output import (
     AnswerOut,
     BatchIn,
     BatchOut,
@@ -136,7 +138,7 @@ _READY_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 # The schema lists the codes (a client and a fuzzer learn them from it); the check, and its message, is the
-# CLI's own (indexer.corpus.state_code), which also takes a code in lower case.
+# CLI's own (indexer.retrieval.corpus.state_code), which also takes a code in lower case.
 State = Annotated[
     str,
     Path(
@@ -369,7 +371,7 @@ def create_app(connection: Connection) -> FastAPI:
 
     @app.get("/v1/states", response_model=StatesOut, responses=_ERRORS, summary="Each loaded state")
     def states() -> Response:
-        from indexer.load import status
+        from indexer.opensearch.load import status
 
         rows = [StateOut.of(row) for row in status(connection)]
         return _json(StatesOut(states=rows).json_obj())
@@ -565,4 +567,4 @@ def serve(
         uvicorn.run(BodyLimit(FastAsk(create_app(connection))), **common)
         return
     os.environ[SETTINGS_VARIABLE] = json.dumps(settings or {"url": connection.url})
-    uvicorn.run("indexer.serve:app_from_environment", factory=True, workers=workers, **common)
+    uvicorn.run("indexer.service.serve:app_from_environment", factory=True, workers=workers, **common)

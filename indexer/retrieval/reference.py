@@ -1,7 +1,7 @@
 """The reference scorer: spec/retrieve.md's `bm25()`, exactly, and fast.
 
 Exact means bit for bit: the same words, the same expansion, the same statistics (process rows count in
-neither N, df nor the average), the same float64 formula in the same operation order (indexer.scoring),
+neither N, df nor the average), the same float64 formula in the same operation order (indexer.retrieval.scoring),
 each law's terms summed in the `asked` order, equal scores kept in corpus order. The spec's literal port
 (tests/spec_port.py) is the oracle this module is proven equal to (tests/unit/test_reference.py), and the
 spec's own TypeScript is run against it too (tests/unit/test_spec_oracle.py).
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from indexer import scoring
-from indexer.answers import RETRIEVED_LAWS, Answer, Hit
-from indexer.corpus import Corpus, Law
-from indexer.spelling import Vocabulary
-from indexer.statistics import Counts, PerSequence, count
-from indexer.words import words
+from indexer.retrieval import scoring
+from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit
+from indexer.retrieval.corpus import Corpus, Law
+from indexer.retrieval.spelling import Vocabulary
+from indexer.retrieval.statistics import Counts, PerSequence, count
+from indexer.retrieval.words import words
 
 # A word in at least 1/DENSE of the laws keeps its term scores as a whole row, one per law (0.0 for a
 # law without it): a question adds the row in one vectorised step instead of scattering thousands of
@@ -68,7 +68,7 @@ def build_statistics(laws: Sequence[Law]) -> Statistics:
     post_laws = pairs.laws[order]
     tf = pairs.tfs[order].astype(np.float64)
     # The spec's arithmetic: the idf per word (a logarithm per word, as the spec's Math.log per term), then the term
-    # score elementwise in float64 by the one expression of indexer.scoring.
+    # score elementwise in float64 by the one expression of indexer.retrieval.scoring.
     idf_of_word = np.array([scoring.idf(df, counted.size) for df in vocabulary.values()], dtype=np.float64)
     idf = np.repeat(idf_of_word, np.diff(offsets))
     length = np.asarray(lengths, dtype=np.float64)[post_laws]
@@ -210,7 +210,7 @@ def _hits(stats: Statistics, laws: Sequence[Law], terms: Sequence[str], limit: i
 
 def lucene_score(terms: Sequence[str], stats: Counts, index: int, legacy: bool = False) -> float:
     """OpenSearch's `_score` of law `index` for a bool of `term` queries on `terms` (0.0 if none match):
-    the Lucene variant of indexer.scoring over these statistics, with Lucene's N and average."""
+    the Lucene variant of indexer.retrieval.scoring over these statistics, with Lucene's N and average."""
     average = stats.sum_total_term_freq / stats.doc_count if stats.doc_count else 0.0
     counts, length = stats.counts[index], stats.lengths[index]
     return scoring.lucene_score(terms, counts, length, stats.vocabulary, stats.doc_count, average, legacy)

@@ -2,6 +2,9 @@
 
 Credentials come from OPENSEARCH_USER and OPENSEARCH_PASSWORD only, never from the command line, and
 never reach a message: URLs are shown without their user-info and the password is kept out of repr.
+
+Long: the client and everything said about a cluster's answers (errors translated, URLs redacted),
+plus the fast window search (`Searches`) that must stay byte-equal to opensearch-py's path beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
-from indexer.corpus import state_code
 from indexer.errors import (
     BadInput,
     ClusterBlocked,
@@ -28,6 +30,7 @@ from indexer.errors import (
     Unreachable,
     WriteBlocked,
 )
+from indexer.retrieval.corpus import state_code
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch

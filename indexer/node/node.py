@@ -3,7 +3,7 @@
 What runs is the official OpenSearch. Where a Docker engine answers: the official image when the engine
 has it or can pull it, else the image `lawindex opensearch image` built here (`lawindex/opensearch`).
 Elsewhere, and whenever neither image can be had, the official distribution zip from Maven Central
-(`indexer.distribution`) started with its own `bin/opensearch`. A start never fails because a pull is
+(`indexer.node.distribution`) started with its own `bin/opensearch`. A start never fails because a pull is
 impossible. Each port has one record, `<cache>/nodes/<port>/node.json`, that says what `start` started
 there; `stop` ends only that.
 
@@ -16,6 +16,10 @@ OpenSearch refuses to run as root. Run as root, lawindex runs the node as the sy
 and that user could not reach a node under it).
 
 The versions are pinned in `node/versions.env` and nowhere else.
+
+Long: one record a port and the entry points that read and write it (start, stop, status, a cluster),
+with the pins, Java, the cache and the three runtimes they choose between; to be split along its
+`# ---` sections (a typed node record first), issue 18.
 """
 
 from __future__ import annotations
@@ -38,8 +42,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from indexer import containers, distribution
 from indexer.errors import BadInput, NodeError
+from indexer.node import containers, distribution
 
 State = Literal["running", "stopped", "dead"]
 Runtime = Literal["auto", "docker", "distribution"]
@@ -116,7 +120,7 @@ class NodeStatus:
 def node_dir() -> Path:
     """The directory holding versions.env: the repo's node/, else the wheel's copy."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "node", here / "_data" / "node"):
+    for candidate in (here.parents[1] / "node", here / "_data" / "node"):
         if (candidate / "versions.env").is_file():
             return candidate
     raise NodeError("node/versions.env not found next to the indexer package; is lawindex installed whole?")
@@ -813,7 +817,7 @@ def start(
     429s); they apply to a node this call starts, not to one it finds running.
 
     `nodes` > 1 starts that many distribution nodes as one cluster on ports port..port+nodes-1 (the record
-    lives at `port`); `secure` starts nodes with the security plugin, TLS and users (see `indexer.security`)."""
+    lives at `port`); `secure` starts nodes with the security plugin, TLS and users (see `indexer.node.security`)."""
     version = version or default_version()
     how = _runtime(runtime)
     if not _HEAP.match(heap):
@@ -1002,7 +1006,7 @@ def wait_cluster_green(cache: Path, port: int, timeout: float = GREEN_TIMEOUT_S)
 def _secure_preparer(cache: Path, version: str, port: int) -> Callable[[NodeFolder, RunAs], dict[str, Any]]:
     """What makes a node secure: the security plugin installed into its home, the cluster's CA and node
     certificates and its users (made once, in <cache>/nodes/<port>/secure/, kept across restarts)."""
-    from indexer import security
+    from indexer.node import security
 
     plugin = f"opensearch-security-{version}.0"
     keep = _port_dir(cache, port).resolve() / "secure"

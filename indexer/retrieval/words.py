@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from indexer.corpus import Law
+    from indexer.retrieval.corpus import Law
 
 # Words that say nothing about which law is meant. "park" and "far" stay: in a question about road
 # law they are the whole question. The spec's list, in the spec's order.

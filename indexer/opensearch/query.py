@@ -11,10 +11,13 @@ float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average l
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
 near the top but not always in the spec's order. Why the window is enough: see `_outside_bound`, and
 `_proven` for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
-limits themselves, and the pages a window wider than the result window is read in: indexer/limits.py).
+limits themselves, and the pages a window wider than the result window is read in: indexer/opensearch/limits.py).
 
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
+
+Long: the exact windowed ask, its statistics cache and the proof that the window holds the spec's
+answer; the proof's arithmetic is `indexer.retrieval.bound`, the cache is to move apart, issue 18.
 """
 
 from __future__ import annotations
@@ -23,16 +26,16 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from indexer import lifecycle, limits
-from indexer.answers import RETRIEVED_LAWS, Answer, Hit, Window
-from indexer.corpus import Law, state_code
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
-from indexer.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
-from indexer.opensearch import Connection, Searches, alias_of, server_version, talking
-from indexer.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
-from indexer.scoring import K1, exact_term_score, idf
-from indexer.spelling import Vocabulary
-from indexer.words import words
+from indexer.opensearch import lifecycle, limits
+from indexer.opensearch.connection import Connection, Searches, alias_of, server_version, talking
+from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
+from indexer.opensearch.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
+from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
+from indexer.retrieval.corpus import Law, state_code
+from indexer.retrieval.scoring import K1, exact_term_score, idf
+from indexer.retrieval.spelling import Vocabulary
+from indexer.retrieval.words import words
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -99,7 +102,7 @@ class OpenSearchEngine:
         self._serving: dict[str, str] = {}
         self._legacy: bool | None = None
         self._lock = threading.Lock()
-        # OpenSearch's limits as its refusals told them (indexer.limits): the most term clauses a
+        # OpenSearch's limits as its refusals told them (indexer.opensearch.limits): the most term clauses a
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
         self._result_window: dict[str, int] = {}
@@ -204,7 +207,7 @@ class OpenSearchEngine:
         alias = alias_of(state, namespace)
         try:
             names = sorted(self.client.indices.get_alias(name=alias))
-        except AuthorizationException:  # a user allowed only the namespace's indices (indexer/security.py)
+        except AuthorizationException:  # a user allowed only the namespace's indices (indexer/node/security.py)
             names = sorted(self.client.indices.get_alias(index=f"{namespace}-*", name=alias))
         if len(names) > 1:
             return self._refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
@@ -333,7 +336,7 @@ class OpenSearchEngine:
                 raise _Moved(error) from None
             raise _no_index(state, self.connection.namespace) from None
         except TransportError as error:
-            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.limits).
+            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.opensearch.limits).
             refused = limits.limit_refused(error, clauses, int(body.get("size", 0)))
             if refused is not None:
                 raise refused from None
@@ -361,7 +364,7 @@ class OpenSearchEngine:
         """The process rows of one family, in corpus order (a page row is reached by its family, not by
         words): every row, however many pages they take, all from one index."""
         state = state_code(state)
-        self.verified(state)  # only lawindex's own, verified index of the state (indexer/lifecycle.py)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with talking(self.connection):
             for attempt in range(2):
@@ -395,7 +398,7 @@ class OpenSearchEngine:
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
         state = state_code(state)
-        self.verified(state)  # only lawindex's own, verified index of the state (indexer/lifecycle.py)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
         from opensearchpy import NotFoundError
 
         with talking(self.connection):
@@ -543,7 +546,7 @@ def _proven(
     them is strictly above the most any outside law can score (an equal one could win on corpus order).
 
     With one window this is `_outside_bound` of its lowest score. With the terms cut into groups (the
-    clause limit, indexer.limits), a law outside every window scores by the spec the sum of its parts
+    clause limit, indexer.opensearch.limits), a law outside every window scores by the spec the sum of its parts
     per group, spec(law) = Σ_g spec_g(law), since each term is in exactly one group and the spec's score
     is a sum over terms. Per group g, the law is outside g's window, so either that window is complete
     (no law outside it has a word of g: spec_g = 0) or its OpenSearch score for g is at most the

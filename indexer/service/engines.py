@@ -1,7 +1,7 @@
 """The engines a question can be asked of, behind one small interface: `engine(name).ask(...)`.
 
-`reference` is the spec's BM25 in process over the corpus files (indexer.reference); `opensearch` is
-the same ranking from the laws loaded into OpenSearch (indexer.query). The CLI only ever calls
+`reference` is the spec's BM25 in process over the corpus files (indexer.retrieval.reference); `opensearch` is
+the same ranking from the laws loaded into OpenSearch (indexer.opensearch.query). The CLI only ever calls
 `engine()`.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from indexer.answers import RETRIEVED_LAWS, Answer
-from indexer.corpus import Corpus, Law, read_corpora, state_code
 from indexer.errors import BadInput, NotFound
+from indexer.retrieval.answers import RETRIEVED_LAWS, Answer
+from indexer.retrieval.corpus import Corpus, Law, read_corpora, state_code
 
 if TYPE_CHECKING:
-    from indexer.explain import Contribution
-    from indexer.opensearch import Connection
-    from indexer.query import OpenSearchEngine
+    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.retrieval.explain import Contribution
 
 ENGINES = ("reference", "opensearch")
 
@@ -75,15 +75,15 @@ class ReferenceEngine:
 
     def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
         """The spec's `bm25` answer, with the words and terms that reached it."""
-        from indexer import reference
+        from indexer.retrieval import reference
 
         check_question(question, limit)
         return reference.ask(self.corpus(state), question, limit)
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics of the state's file."""
-        from indexer import reference
-        from indexer.explain import explain
+        from indexer.retrieval import reference
+        from indexer.retrieval.explain import explain
 
         return explain(answer, reference.statistics(self.corpus(answer.state).laws))
 
@@ -100,10 +100,10 @@ class ReferenceEngine:
 
 
 class CheckedOpenSearchEngine:
-    """indexer.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
+    """indexer.opensearch.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
 
     def __init__(self, connection: Connection) -> None:
-        from indexer.query import OpenSearchEngine
+        from indexer.opensearch.query import OpenSearchEngine
 
         self.engine: OpenSearchEngine = OpenSearchEngine(connection)
 
@@ -115,7 +115,7 @@ class CheckedOpenSearchEngine:
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,
         not the statistics document fetched again for every question."""
-        from indexer.explain import explain
+        from indexer.retrieval.explain import explain
 
         return explain(answer, self.engine.cached_statistics(answer.state))
 
@@ -136,7 +136,7 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
     if name == "reference":
         return ReferenceEngine(corpora)
     if name == "opensearch":
-        from indexer.opensearch import Connection
+        from indexer.opensearch.connection import Connection
 
         return CheckedOpenSearchEngine(connection or Connection.from_env())
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

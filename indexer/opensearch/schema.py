@@ -21,7 +21,7 @@ STATISTICS_ID = "statistics"
 # A process row has none, so that Lucene counts it in neither N nor df nor the average length.
 RANKED_FIELD = "words"
 
-# The fields of a Law (indexer.corpus.Law), stored as they are in each law's document.
+# The fields of a Law (indexer.retrieval.corpus.Law), stored as they are in each law's document.
 LAW_FIELDS = ("id", "kind", "law", "question", "concept", "family", "source")
 # What each law's document adds: its place in the corpus (ties), and what its exact score is computed
 # from (its length in words and each word's count), so the query side never re-tokenizes a law.

@@ -2,7 +2,7 @@
 
 `count(laws)` is each law's word counts and length, the number of ranked laws (N), their average
 length, and how many laws each word is in (df), in the spec's insertion order. The loader stores
-exactly this with the index; the reference scorer adds its postings on top (indexer.reference).
+exactly this with the index; the reference scorer adds its postings on top (indexer.retrieval.reference).
 `PerSequence` keeps what was built for a laws sequence, as the spec's WeakMap keeps its Index per array.
 """
 
@@ -17,8 +17,8 @@ from typing import Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from indexer.corpus import Law
-from indexer.words import TEXT_END, WordNumbers, ranked, ranked_text
+from indexer.retrieval.corpus import Law
+from indexer.retrieval.words import TEXT_END, WordNumbers, ranked, ranked_text
 
 # Texts tokenized and counted at a time by count().
 CHUNK = 128
@@ -56,7 +56,7 @@ def count(laws: Sequence[Law]) -> Counts:
     """The counts of `laws`, built afresh: the spec's `indexOf` (process rows count in neither N, df
     nor the average).
 
-    Every word of every ranked law is numbered by its place in the vocabulary (indexer.words), and the
+    Every word of every ranked law is numbered by its place in the vocabulary (indexer.retrieval.words), and the
     counting is numpy's: the (law, word) pairs made unique with their counts, the lengths and df counted
     from them. A word is numbered where it first appears, law after law: the spec's insertion order.
     """

@@ -5,6 +5,9 @@ the spec ("another state's file never reads this one's counts"). A load builds a
 (`lawindex-tx-<generation>`), fills it with the refresh off, refreshes once, checks the count, and
 only then moves the alias `lawindex-tx` in one `_aliases` call. Anything that fails before the swap
 removes the half-built index and leaves the alias where it was: the index that served still serves.
+
+Long: the load is one transaction (new index, bulk fill, checks, swap, clean-up on any failure), read
+top to bottom; its body, fill and swap are to be split apart, issue 18.
 """
 
 from __future__ import annotations
@@ -21,17 +24,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from indexer import lifecycle, mappings
-from indexer.corpus import Corpus, Law
 from indexer.errors import LoadFailed, LoadInterrupted
-from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
-from indexer.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, law_id
-from indexer.words import ranked, ranked_text
+from indexer.opensearch import lifecycle, mappings
+from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
+from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, law_id
+from indexer.retrieval.corpus import Corpus, Law
+from indexer.retrieval.words import ranked, ranked_text
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.statistics import Counts
+    from indexer.retrieval.statistics import Counts
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def behind(client: OpenSearch, alias: str, namespace: str = DEFAULT_NAMESPACE) -
     """Every index `alias` points to, sorted; [] when there is no such alias.
 
     Asked of every index first, so that an alias of lawindex's name on someone else's index is seen and
-    refused. A user allowed only the namespace's indices (the least-privilege role, indexer/security.py)
+    refused. A user allowed only the namespace's indices (the least-privilege role, indexer/node/security.py)
     is refused that (`GET _alias/NAME` resolves `*`), and is asked within the namespace instead: an index
     outside it that carried the alias would refuse that user's every request on the alias anyway."""
     from opensearchpy import AuthorizationException, NotFoundError
@@ -325,7 +328,7 @@ def _build(
 
     # Only what is stored (counts, lengths, vocabulary, N, average), built afresh: no cache, which is
     # not for threads (load() runs states side by side), and a load reads each corpus once.
-    from indexer.statistics import count
+    from indexer.retrieval.statistics import count
 
     state = corpus.state
     stop.check(state)
