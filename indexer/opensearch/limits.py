@@ -4,8 +4,8 @@ Three limits cut answers that the reference gives, each found by a hostile user:
 
 - `indices.query.bool.max_clause_count` (1,024 by default, a dynamic cluster setting): a question whose
   expansion passes it was refused by the node, and ended in a traceback. Its terms are now asked in
-  groups of at most the limit, one request a group (see `indexer.opensearch.query._proven` for why the window proof
-  composes over groups).
+  groups of at most the limit, one request a group (`indexer.retrieval.bound.grouped_bound`: why the
+  window proof composes over groups).
 - `index.max_result_window` (10,000 by default, per index): a window widened past it, as ties wider than
   it make it, was refused. A window larger than the limit is now read in pages with `search_after`,
   sorted by `_score` then corpus order, so each page goes on exactly where the last one ended.

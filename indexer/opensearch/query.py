@@ -9,15 +9,15 @@ Why the window is needed: OpenSearch's BM25 is the spec's formula with other ari
 "Exactness"): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
 float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average length leave out a
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
-near the top but not always in the spec's order. Why the window is enough: see `_outside_bound`, and
-`_proven` for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
+near the top but not always in the spec's order. Why the window is enough: indexer/retrieval/bound.py,
+also for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
 limits themselves, and the pages a window wider than the result window is read in: indexer/opensearch/limits.py).
 
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
 
 Long: the exact windowed ask, its statistics cache and the proof that the window holds the spec's
-answer; the proof's arithmetic is `indexer.retrieval.bound`, the cache is to move apart, issue 18.
+answer (its arithmetic apart, in `indexer.retrieval.bound`); the cache is to move apart, issue 18.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from indexer.opensearch.connection import Connection, Searches, alias_of, server
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.schema import FETCHED, LAW_FIELDS, STATISTICS_ID, law_id, terms_query
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
+from indexer.retrieval.bound import grouped_bound, proven
 from indexer.retrieval.corpus import Law, state_code
-from indexer.retrieval.scoring import K1, exact_term_score, idf
+from indexer.retrieval.scoring import exact_term_score
 from indexer.retrieval.spelling import Vocabulary
 from indexer.retrieval.words import words
 
@@ -47,17 +48,6 @@ if TYPE_CHECKING:
 # is most of a window's price. A window that cannot be proven wide enough is widened by WIDEN.
 WINDOW = 16
 WIDEN = 4
-# float32 arithmetic in Lucene, in two parts (see `_outside_bound`). Relative: the idf, the weight, the
-# length ratio and the final cast each carry an error of a unit in the last place (2^-24 ≈ 6e-8); 1e-5
-# is over a hundred of them. Absolute: the score is computed as `weight - weight / (1 + tf·normInverse)`,
-# and for a law much longer than the average the two sides nearly cancel, so the rounding of the
-# division (up to two units of `weight`) is no longer small beside the result: a 3,354-word law among
-# laws of 20 words on average scores 1.2e-5 below its real value, past any fixed relative slack. It is
-# bounded by UNIT_ROUNDOFF · CANCELLATION units of each term's weight. A looser bound only costs a wider
-# window, never a wrong answer.
-FLOAT32_SLACK = 1e-5
-UNIT_ROUNDOFF = 2.0**-24
-CANCELLATION = 3.0
 
 
 @dataclass(frozen=True)
@@ -499,62 +489,11 @@ def _union(windows: list[Candidates]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _outside_bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowest: float) -> float:
-    """The most a law outside the window can score by the spec, when its OpenSearch score is at most
-    `lowest` (the window's lowest: OpenSearch returns the best scores, so every law it left out scores
-    at most that).
-
-    Per term, in real numbers, spec / OpenSearch = (idf / idf') · ((k1+1) / f) · (D' / D), where
-    - idf' is Lucene's, from its N (`doc_count`), which leaves out ranked laws with no words; the spec's
-      N is at least as large and df is the same, so idf / idf' >= 1, computed here per term;
-    - f is (k1+1) on 2.x (LegacyBM25Similarity) and 1 on 3.x (BM25Similarity);
-    - D = tf + k1·(1 - b + b·L/avg) is the spec's denominator and D' Lucene's, with the length L' decoded
-      from one byte, L' <= L (SmallFloat rounds down), and avg' = total / doc_count >= avg = total / N.
-      So L'/avg' <= L/avg, D' <= D, and D' / D <= 1.
-    A law's score is a sum of such terms, so its ratio is at most the largest term's: ρ.
-
-    OpenSearch's score is not the real-number one but float32, and not only relatively off: each term
-    is `w - w / (1 + x)` with w = f·idf' and x = tf / D'-ish; for a law many times the average length x
-    is small, the two sides nearly cancel, and the division's rounding (at most two units in the last
-    place of w) is a large part of the result. So a term's real score is at most its float32 score plus
-    CANCELLATION·u·w, times (1 + FLOAT32_SLACK) for the relative errors (idf cast, weight, normInverse,
-    the sum's cast to float). Summed over the question's terms (a law has at most all of them):
-
-        spec(law) <= ρ · (1 + FLOAT32_SLACK) · (score(law) + CANCELLATION·u·Σ_t f·idf'_t).
-
-    (Before the absolute part was added, a fixed relative slack of 1e-5 was the whole allowance, and a
-    long law could score below ρ·_score by the spec's arithmetic: tests/integration/test_lucene_mode.py
-    holds this bound against every hit's real `_score`, long laws included.)
-    """
-    f = (K1 + 1) if legacy else 1.0
-    worst = 1.0
-    weights = 0.0
-    for term in terms:
-        n = stats.vocabulary[term]
-        exact_idf = idf(n, stats.size)
-        lucene_idf = idf(n, stats.doc_count)
-        worst = max(worst, exact_idf / lucene_idf)
-        weights += f * lucene_idf
-    ratio = worst * ((K1 + 1) / f)
-    return ratio * (1 + FLOAT32_SLACK) * (lowest + CANCELLATION * UNIT_ROUNDOFF * weights)
-
-
 def _proven(
     ranked_hits: list[_Scored], windows: list[Candidates], stats: IndexStatistics, limit: int, legacy: bool
 ) -> bool:
-    """True when no law outside the windows can enter the top `limit`: the limit-th best spec score in
-    them is strictly above the most any outside law can score (an equal one could win on corpus order).
-
-    With one window this is `_outside_bound` of its lowest score. With the terms cut into groups (the
-    clause limit, indexer.opensearch.limits), a law outside every window scores by the spec the sum of its parts
-    per group, spec(law) = Σ_g spec_g(law), since each term is in exactly one group and the spec's score
-    is a sum over terms. Per group g, the law is outside g's window, so either that window is complete
-    (no law outside it has a word of g: spec_g = 0) or its OpenSearch score for g is at most the
-    window's lowest, and `_outside_bound(g)` bounds spec_g exactly as it bounds a whole question. So
-    spec(law) <= Σ over the incomplete windows of `_outside_bound(g, lowest_g)`; every law inside some
-    window is re-scored exactly over all the terms, so the answer's top `limit` is the spec's.
-    """
-    if len(ranked_hits) < limit:
-        return False
-    bound = sum(_outside_bound(window.terms, stats, legacy, window.lowest) for window in windows if not window.complete)
-    return ranked_hits[limit - 1].score > bound
+    """True when no law outside the windows can enter the top `limit` (indexer.retrieval.bound: why)."""
+    vocabulary = stats.vocabulary
+    incomplete = [([vocabulary[t] for t in window.terms], window.lowest) for window in windows if not window.complete]
+    outside = grouped_bound(incomplete, stats.size, stats.doc_count, legacy)
+    return proven([hit.score for hit in ranked_hits[:limit]], limit, outside)
