@@ -51,13 +51,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from indexer import node, reference
-from indexer.corpus import Corpus, read_corpora
 from indexer.errors import LawindexError
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import OpenSearchEngine
-from indexer.verify import default_questions
+from indexer.node import node
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.verify import default_questions
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpora
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 

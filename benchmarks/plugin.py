@@ -20,15 +20,15 @@ import random
 import time
 import uuid
 
-from indexer import mappings, plugin_path
-from indexer.corpus import Law
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import OpenSearchEngine, _expand, plugin_query
-from indexer.schema import RANKED_FIELD, terms_query
-from indexer.spelling import Vocabulary
-from indexer.statistics import count
-from indexer.words import words
+from indexer.opensearch import mappings, plugin_path
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine, _expand, plugin_query
+from indexer.opensearch.schema import RANKED_FIELD, terms_query
+from indexer.retrieval.corpus import Law
+from indexer.retrieval.spelling import Vocabulary
+from indexer.retrieval.statistics import count
+from indexer.retrieval.words import words
 from tests import synthetic
 from tests.integration.plugin_support import RawClient
 

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import indexer
-from indexer import reference
+from indexer.retrieval import reference
 from tests import spec_port, synthetic
 from tests.spec_oracle.oracle import ORACLE, TSX, prepare, spec_path
 

@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from indexer import reference
-from indexer.answers import Answer
-from indexer.corpus import Corpus
-from indexer.load import load_state
-from indexer.opensearch import Connection
-from indexer.query import OpenSearchEngine
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load_state
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.retrieval import reference
+from indexer.retrieval.answers import Answer
+from indexer.retrieval.corpus import Corpus
 from tests import synthetic
 
 STATES = 50

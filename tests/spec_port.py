@@ -1,11 +1,11 @@
 """spec/retrieve.md's `bm25`, `spelledAs` and `oneEditApart`, ported line for line and nothing more.
 
 Slow on purpose: no index, a scan of the vocabulary per unknown word. It is the oracle the fast
-reference scorer (`indexer.reference`) and the spelling index (`indexer.spelling`) are proven equal to,
-and the baseline the benchmarks print ratios against. It lives with the tests: production code never
+reference scorer (`indexer.retrieval.reference`) and the spelling index (`indexer.retrieval.spelling`) are
+proven equal to, and the baseline the benchmarks print ratios against. It lives with the tests: production code never
 imports it, and it imports nothing of indexer's scoring (its idf, term score and oneEditApart are its own
 literal copies), so it cannot agree with the code by sharing a mistake. The one thing it shares is the
-logarithm: the spec's `Math.log` is V8's, which Python has only as indexer.fdlibm's port (Python's own is
+logarithm: the spec's `Math.log` is V8's, which Python has only as indexer.retrieval.fdlibm's port (Python's own is
 glibc's, an ulp off for 3% of idf arguments), and that port is held bit-equal to Node's `Math.log` and
 Java's `StrictMath.log` on its own (tests/unit/test_fdlibm.py), so sharing it shares nothing unproven.
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from indexer.corpus import Law
-from indexer.fdlibm import log as v8_log  # the spec's Math.log: V8's, bit for bit
-from indexer.words import ranked, ranked_text, words
+from indexer.retrieval.corpus import Law
+from indexer.retrieval.fdlibm import log as v8_log  # the spec's Math.log: V8's, bit for bit
+from indexer.retrieval.words import ranked, ranked_text, words
 
 
 def one_edit_apart(a: str, b: str) -> bool:

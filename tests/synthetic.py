@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.corpus import STATES, Corpus, Law, read_corpora
-from indexer.verify import typo
-from indexer.words import STOP, ranked
+from indexer.opensearch.verify import typo
+from indexer.retrieval.corpus import STATES, Corpus, Law, read_corpora
+from indexer.retrieval.words import STOP, ranked
 
 # Words of road law, most frequent first: they head the Zipf ranking, so "vehicle" and "driver" are in
 # many laws and "hydrant" in few, as in the real files.

@@ -10,38 +10,29 @@ from __future__ import annotations
 
 import gc
 import os
+from typing import TYPE_CHECKING
 
-# numpy's OpenBLAS starts a thread per core when numpy is imported, and that thread spins for a while
-# before it sleeps: 40 ms of CPU for nothing (lawindex multiplies no matrices), taken on a busy 2-core
-# machine from the command itself. One thread, unless the environment says otherwise.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+if TYPE_CHECKING:
+    import typer
 
-# A command is a short process whose objects nearly all live until it ends: its imports make some 40,000
-# (typer, pydantic, numpy), a state's laws and statistics 40,000 more, and almost none of them is
-# garbage. At the default threshold (700) the collector walked them 130 times, 60 ms of the 1 s that
-# `ask TX --from FILE` takes for 3,000 questions; at 10,000, seven times (30-40 ms: the laws are pydantic
-# models, slow to walk); at 100,000 not once. A long batch still collects: what each question makes is
-# freed as it goes, and only what outlives it counts toward the threshold.
-gc.set_threshold(100_000)
 
-import typer  # noqa: E402  (after the threshold: typer's own import makes a third of those objects)
+def _app() -> typer.Typer:
+    """The application with every command added (each module adds its own when imported)."""
+    from indexer.cli import ask, eval, load, opensearch, plugin, serve, verify  # noqa: F401
+    from indexer.cli.application import app
 
-app = typer.Typer(
-    name="lawindex",
-    help="Each US state's road laws in OpenSearch, ranked by BM25 exactly as the reference spec ranks them.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+    if not getattr(app, "_lawindex_literal_help", False):
+        _literal_help(app)
+        app._lawindex_literal_help = True  # type: ignore[attr-defined]
+    return app
 
-# Each module adds its commands to `app` when imported.
-from indexer.cli import ask as _ask  # noqa: E402,F401
-from indexer.cli import eval as _eval  # noqa: E402,F401
-from indexer.cli import load as _load  # noqa: E402,F401
-from indexer.cli import opensearch as _opensearch  # noqa: E402,F401
-from indexer.cli import plugin as _plugin  # noqa: E402,F401
-from indexer.cli import serve as _serve  # noqa: E402,F401
-from indexer.cli import verify as _verify  # noqa: E402,F401
+
+def __getattr__(name: str) -> typer.Typer:
+    """`from indexer.cli import app`: the whole application, imported on first use, without main()'s
+    settings of the process (tests and other programs keep their own)."""
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _literal_help(typer_app: typer.Typer) -> None:
@@ -74,16 +65,27 @@ def _literal_help(typer_app: typer.Typer) -> None:
             _literal_help(group.typer_instance)
 
 
-_literal_help(app)
-
-
 def main() -> None:
     """Entry point of the console script. A standard output that cannot be written (a closed pipe, a full
     disk) ends the command quietly, with a non-zero exit: 141 for a closed pipe, 1 and one line otherwise."""
     import sys
 
+    # numpy's OpenBLAS starts a thread per core when numpy is imported, and that thread spins for a while
+    # before it sleeps: 40 ms of CPU for nothing (lawindex multiplies no matrices), taken on a busy 2-core
+    # machine from the command itself. One thread, unless the environment says otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # A command is a short process whose objects nearly all live until it ends: its imports make some
+    # 40,000 (typer, pydantic, numpy), a state's laws and statistics 40,000 more, and almost none of them
+    # is garbage. At the default threshold (700) the collector walked them 130 times, 60 ms of the 1 s
+    # that `ask TX --from FILE` takes for 3,000 questions; at 10,000, seven times (30-40 ms: the laws are
+    # pydantic models, slow to walk); at 100,000 not once. A long batch still collects: what each question
+    # makes is freed as it goes, and only what outlives it counts toward the threshold. Set before typer
+    # is imported: its own import makes a third of those objects.
+    gc.set_threshold(100_000)
+
     from indexer.cli._common import OutputFailed, guard_stdout, output_failed
 
+    app = _app()
     guard_stdout()
     try:
         try:

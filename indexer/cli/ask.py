@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import (
     CaCertsOption,
     InsecureOption,
@@ -21,22 +20,23 @@ from indexer.cli._common import (
     emit_line,
     reporting,
 )
+from indexer.cli.application import app
 from indexer.errors import LawindexError
 
 if TYPE_CHECKING:
-    from indexer.answers import Answer, Reached
-    from indexer.corpus import Law
-    from indexer.engines import Engine
-    from indexer.explain import Contribution
+    from indexer.retrieval.answers import Answer, Reached
+    from indexer.retrieval.corpus import Law
+    from indexer.retrieval.explain import Contribution
+    from indexer.service.engines import Engine
 
 
-# A question is at most 2,000 characters (indexer.engines), 8,000 bytes of UTF-8; a line far past that
+# A question is at most 2,000 characters (indexer.service.engines), 8,000 bytes of UTF-8; a line far past that
 # is not a question, and no line is read past this bound.
 MAX_LINE_BYTES = 1 << 16
 
 
 class Way(StrEnum):
-    """The ways `--by` accepts (indexer.meaning.rank.WAYS)."""
+    """The ways `--by` accepts (indexer.retrieval.meaning.WAYS)."""
 
     words = "words"
     meaning = "meaning"
@@ -44,7 +44,7 @@ class Way(StrEnum):
 
 
 class EngineName(StrEnum):
-    """The engines `--engine` accepts (indexer.engines.ENGINES)."""
+    """The engines `--engine` accepts (indexer.service.engines.ENGINES)."""
 
     reference = "reference"
     opensearch = "opensearch"
@@ -83,7 +83,7 @@ def _print(
     answer: "Answer", as_json: bool, parts: "list[list[Contribution]] | None" = None, flush: bool = True
 ) -> None:
     if as_json:
-        from indexer.answers import answer_json
+        from indexer.retrieval.answers import answer_json
 
         emit_line(answer_json(answer, parts), flush)
         return
@@ -134,7 +134,7 @@ CorporaOption = Annotated[
 def _engine(
     name: EngineName, corpora: Path, url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None
 ) -> "Engine":
-    from indexer.engines import engine
+    from indexer.service.engines import engine
 
     connection = connect(url, ca_certs, insecure, timeout) if name is EngineName.opensearch else None
     return engine(name.value, corpora=corpora, connection=connection)
@@ -142,7 +142,7 @@ def _engine(
 
 def _print_law(law: "Law", as_json: bool) -> None:
     if as_json:
-        from indexer.output import law_obj
+        from indexer.service.output import law_obj
 
         emit_json(law_obj(law))
     else:

@@ -1,11 +1,10 @@
-"""`lawindex eval`: recall@8, MRR@8 and nDCG@8 of each way against judged questions (indexer.meaning.eval)."""
+"""`lawindex eval`: recall@8, MRR@8 and nDCG@8 of each way against judged questions (indexer.service.eval)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import (
     CaCertsOption,
     InsecureOption,
@@ -15,11 +14,12 @@ from indexer.cli._common import (
     emit_json,
     reporting,
 )
+from indexer.cli.application import app
 from indexer.cli.ask import CorporaOption, EngineName, EngineOption, Way, _engine
 
 if TYPE_CHECKING:
-    from indexer.engines import Engine
-    from indexer.meaning.eval import Judged, Report
+    from indexer.service.engines import Engine
+    from indexer.service.eval import Judged, Report
 
 
 def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> None:
@@ -42,7 +42,7 @@ def _print_report(report: "Report") -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.meaning.eval import CUTOFF, MEASURES, NAMES
+    from indexer.service.eval import CUTOFF, MEASURES, NAMES
 
     console = Console(highlight=False)
     table = Table(title=f"{len(report.judged)} judged questions")
@@ -102,7 +102,7 @@ def eval_command(
     per question the relevant laws each way missed, with the rank each reached."""
     with reporting():
         from indexer.errors import BadInput
-        from indexer.meaning.eval import evaluate, question_objects, read_judged, summary_object, trec_run
+        from indexer.service.eval import evaluate, question_objects, read_judged, summary_object, trec_run
 
         ways = [way.value for way in (by or list(Way))]
         judged = read_judged(qrels, questions)

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import (
     CaCertsOption,
     InsecureOption,
@@ -20,6 +19,7 @@ from indexer.cli._common import (
     emit_json,
     reporting,
 )
+from indexer.cli.application import app
 
 
 @app.command()
@@ -69,9 +69,9 @@ def load(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from indexer.corpus import read_corpora
-    from indexer.lifecycle import stopping_on_signals
-    from indexer.load import load as load_corpora
+    from indexer.opensearch.lifecycle import stopping_on_signals
+    from indexer.opensearch.load import load as load_corpora
+    from indexer.retrieval.corpus import read_corpora
 
     with reporting(), stopping_on_signals() as stop:
         connection = connect(url, ca_certs, insecure, timeout)
@@ -147,7 +147,7 @@ def status(
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.load import status as states
+    from indexer.opensearch.load import status as states
 
     with reporting():
         rows = states(connect(url, ca_certs, insecure, timeout))

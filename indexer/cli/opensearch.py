@@ -1,4 +1,4 @@
-"""`lawindex opensearch start|stop|status|logs|image`: a local OpenSearch node, see `indexer.node`."""
+"""`lawindex opensearch start|stop|status|logs|image`: a local OpenSearch node, see `indexer.node.node`."""
 
 import time
 from pathlib import Path
@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import emit_json, reporting
+from indexer.cli.application import app
 
 opensearch = typer.Typer(
     help="A local OpenSearch node or cluster on 127.0.0.1: the official image, the image built here, or the "
@@ -57,7 +57,7 @@ def start(
     cache_dir: CacheDir = None,
 ) -> None:
     """Start a node or a cluster (or find the one already running) and print its URL(s) once green."""
-    from indexer import node
+    from indexer.node import node
 
     began = time.monotonic()
     with reporting():
@@ -85,7 +85,7 @@ Node = Annotated[
 @opensearch.command()
 def stop(port: Port = 9200, node_number: Node = None, cache_dir: CacheDir = None) -> None:
     """Stop the node or cluster `start` started at the port (or one node of it), and nothing else."""
-    from indexer import node
+    from indexer.node import node
 
     with reporting():
         before = node.status(port, cache_dir)
@@ -102,7 +102,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Running, stopped or dead (pid gone), with version, URL, data directory and heap. Exit 1 unless running."""
-    from indexer import node
+    from indexer.node import node
 
     with reporting():
         found = node.status(port, cache_dir)
@@ -142,7 +142,7 @@ def logs(
     cache_dir: CacheDir = None,
 ) -> None:
     """The last lines of the node's log (of a cluster: --node K, or --port of that node)."""
-    from indexer import node
+    from indexer.node import node
 
     with reporting():
         typer.echo(node.logs(port, lines, cache_dir, node=node_number))
@@ -164,7 +164,7 @@ def image(
     ] = False,
 ) -> None:
     """Build the image lawindex/opensearch:VERSION with no registry; print its name last."""
-    from indexer import image as images
+    from indexer.node import image as images
 
     with reporting():
         name = images.base(cache_dir) if base else images.build(version=version, cache_dir=cache_dir)

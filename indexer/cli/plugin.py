@@ -1,4 +1,4 @@
-"""`lawindex plugin build`: the lawindex plugin's zip for an OpenSearch version, see `indexer.plugin`."""
+"""`lawindex plugin build`: the lawindex plugin's zip for an OpenSearch version, see `indexer.node.plugin`."""
 
 import time
 from pathlib import Path
@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import reporting
+from indexer.cli.application import app
 
 plugin = typer.Typer(
     help="The lawindex plugin for OpenSearch: the spec's BM25 and retrieval inside the engine.",
@@ -30,8 +30,8 @@ def build(
     ] = None,
 ) -> None:
     """Build the plugin's zip for an OpenSearch version; print its path and the line that installs it."""
-    from indexer import node
-    from indexer import plugin as library
+    from indexer.node import node
+    from indexer.node import plugin as library
 
     began = time.monotonic()
     with reporting():

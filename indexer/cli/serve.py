@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import CaCertsOption, InsecureOption, TimeoutOption, UrlOption, connect, reporting
+from indexer.cli.application import app
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
@@ -36,8 +36,8 @@ def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stopped)
     with reporting():
-        from indexer.serve import check_address
-        from indexer.serve import serve as run
+        from indexer.service.serve import check_address
+        from indexer.service.serve import serve as run
 
         connection = connect(url, ca_certs, insecure, timeout)
         check_address(host, port)

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from indexer.cli import app
 from indexer.cli._common import (
     CaCertsOption,
     InsecureOption,
@@ -18,11 +17,12 @@ from indexer.cli._common import (
     emit_json,
     reporting,
 )
+from indexer.cli.application import app
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from indexer.verify import Ranking, StateReport
+    from indexer.opensearch.verify import Ranking, StateReport
 
 
 @app.command()
@@ -48,11 +48,11 @@ def verify(
     """
     from rich.console import Console
 
-    from indexer.corpus import read_corpora
     from indexer.errors import Disagreement
-    from indexer.query import OpenSearchEngine
-    from indexer.verify import read_questions
-    from indexer.verify import verify as run
+    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.opensearch.verify import read_questions
+    from indexer.opensearch.verify import verify as run
+    from indexer.retrieval.corpus import read_corpora
 
     with reporting():
         connection = connect(url, ca_certs, insecure, timeout)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from indexer import containers, image, node
+from indexer.node import containers, image, node
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from indexer import containers, image
+from indexer.node import containers, image
 from tests.docker.conftest import get_json, lawindex_cli, modules, wait_for
 
 

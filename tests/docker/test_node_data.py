@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from indexer import node
+from indexer.node import node
 from tests.docker.conftest import REPO, lawindex_cli
 
 UNPULLABLE = "127.0.0.1:1/lawindex-unpullable/opensearch"

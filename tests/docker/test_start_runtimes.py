@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from indexer import containers, node
 from indexer.errors import NodeError
+from indexer.node import containers, node
 from tests.docker.conftest import get_json, lawindex_cli, modules
 
 UNPULLABLE = "127.0.0.1:1/lawindex-unpullable/opensearch"

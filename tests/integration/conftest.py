@@ -4,7 +4,7 @@
 Docker engine answers, a container started by testcontainers' own `OpenSearchContainer` — the image
 `LAWINDEX_TEST_IMAGE` names (CI: the `lawindex/opensearch` image it built), else the one `lawindex
 opensearch start` would pick (the official image when present or pullable, else the local one); else a
-local distribution node from `indexer.node.start`, version `LAWINDEX_OPENSEARCH_VERSION` (default: the
+local distribution node from `indexer.node.node.start`, version `LAWINDEX_OPENSEARCH_VERSION` (default: the
 pinned 3.x) on port `LAWINDEX_TEST_PORT` (default 9250). When none can be had the tests fail, never
 skip: a suite that skips its integration tests passes in CI while proving nothing.
 """
@@ -23,9 +23,9 @@ from typing import Any, NoReturn
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import node
 from indexer.errors import LawindexError
-from indexer.opensearch import Connection
+from indexer.node import node
+from indexer.opensearch.connection import Connection
 from tests.integration.support import fresh_connection
 
 HERE = Path(__file__).resolve().parent

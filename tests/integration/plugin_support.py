@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from indexer.corpus import Law
-from indexer.scoring import exact_term_score
+from indexer.retrieval.corpus import Law
+from indexer.retrieval.scoring import exact_term_score
 from tests import synthetic
 from tests.spec_oracle.oracle import prepare, run_spec, spec_path
 

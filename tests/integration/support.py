@@ -19,7 +19,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from indexer.opensearch import Connection
+from indexer.opensearch.connection import Connection
 
 
 def unique_namespace() -> str:

@@ -1,5 +1,5 @@
 """The analyzer in mappings/laws.json is the exact twin of words(): OpenSearch's `_analyze` with
-`spec_words`, on an index made from laws.json, gives the words of indexer.words for every law of every
+`spec_words`, on an index made from laws.json, gives the words of indexer.retrieval.words for every law of every
 corpus and for generated text where Java and Python differ (İ, Kelvin's K, long s, combining marks).
 """
 
@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from opensearchpy import OpenSearch
 
-from indexer import mappings
-from indexer.corpus import read_corpora
-from indexer.words import ranked_text, words
+from indexer.opensearch import mappings
+from indexer.retrieval.corpus import read_corpora
+from indexer.retrieval.words import ranked_text, words
 from tests.integration.support import drop_namespace, unique_namespace
 
 pytestmark = pytest.mark.integration

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference
-from indexer.corpus import Corpus, Law, read_corpora
 from indexer.errors import BadInput, ClusterRefused
-from indexer.load import load
-from indexer.opensearch import Connection
-from indexer.query import OpenSearchEngine
-from indexer.verify import default_questions, verify, verify_state
-from indexer.words import ranked
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.verify import default_questions, verify, verify_state
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, Law, read_corpora
+from indexer.retrieval.words import ranked
 from tests import synthetic
 from tests.integration.support import fresh_connection
 from tests.synthetic import corpus_of

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference
-from indexer.corpus import read_corpus
 from indexer.errors import BadInput, ClusterRefused
-from indexer.load import load_state
-from indexer.opensearch import Connection
-from indexer.query import OpenSearchEngine
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load_state
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import read_corpus
 from tests.integration.support import lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"

@@ -21,13 +21,14 @@ from typing import Any
 
 import pytest
 
-from indexer import node, reference
-from indexer.corpus import Corpus, read_corpora
 from indexer.errors import LawindexError
-from indexer.load import fingerprint, load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import OpenSearchEngine
-from indexer.verify import default_questions
+from indexer.node import node
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import fingerprint, load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.verify import default_questions
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpora
 from tests.integration.support import drop_namespace, unique_namespace
 
 pytestmark = pytest.mark.integration

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference
-from indexer.answers import Answer
-from indexer.corpus import Corpus, read_corpus
-from indexer.load import load_state, serving
-from indexer.opensearch import Connection
-from indexer.query import OpenSearchEngine
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load_state, serving
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.retrieval import reference
+from indexer.retrieval.answers import Answer
+from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.support import run_threads
 

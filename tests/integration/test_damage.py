@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference
-from indexer.corpus import read_corpora, read_corpus
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of, index_prefix
-from indexer.query import OpenSearchEngine
-from indexer.schema import STATISTICS_ID
+from indexer.opensearch.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.schema import STATISTICS_ID
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import read_corpora, read_corpus
 from tests.integration.support import lawindex
 
 pytestmark = pytest.mark.integration

@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 from opensearchpy import NotFoundError, OpenSearch
 
-from indexer import node, reference
-from indexer.corpus import read_corpora
 from indexer.errors import LawindexError, TimedOut, WriteBlocked
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import OpenSearchEngine
-from indexer.verify import default_questions
+from indexer.node import node
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.verify import default_questions
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.support import DroppingProxy, drop_namespace, timed_lawindex, unique_namespace
 

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import node, reference
-from indexer.corpus import Corpus, read_corpus
-from indexer.load import load_state, serving
+from indexer.node import node
+from indexer.opensearch.load import load_state, serving
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.support import LAWINDEX, drop_namespace, run_threads, unique_namespace
 from tests.integration.support import timed_lawindex as lawindex

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference
-from indexer.corpus import Corpus, read_corpus
 from indexer.errors import BadInput, ClusterRefused, LawindexError
-from indexer.load import load_state
-from indexer.opensearch import Connection, alias_of, namespace_of
-from indexer.query import OpenSearchEngine
+from indexer.opensearch.connection import Connection, alias_of, namespace_of
+from indexer.opensearch.load import load_state
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpus
 from tests.integration.support import fresh_connection, lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"

@@ -1,4 +1,4 @@
-"""OpenSearch's own limits never cut an answer the reference gives (indexer/limits.py).
+"""OpenSearch's own limits never cut an answer the reference gives (indexer/opensearch/limits.py).
 
 Each limit is set small on the test node or index, so that the case is cheap and certain to be met:
 `indices.query.bool.max_clause_count` to 8 (a dynamic cluster setting, put back after the module; a node
@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch, RequestError
 
-from indexer import node, reference
-from indexer.answers import Answer
-from indexer.corpus import Corpus, Law
-from indexer.engines import ReferenceEngine
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import OpenSearchEngine
-from indexer.schema import terms_query
+from indexer.node import node
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.schema import terms_query
+from indexer.retrieval import reference
+from indexer.retrieval.answers import Answer
+from indexer.retrieval.corpus import Corpus, Law
+from indexer.service.engines import ReferenceEngine
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 
 CLAUSES = 8
@@ -187,7 +188,7 @@ def test_a_family_longer_than_a_page_is_returned_whole(
 
 def test_a_batch_past_the_clause_limit_answers_every_question(connection: Connection, tmp_path: Path) -> None:
     """The command, as a user runs it: a `--from` batch of questions past the limit (they ended the batch
-    with an `indexer.query._Moved` traceback) prints exactly what the reference engine prints."""
+    with an `indexer.opensearch.query._Moved` traceback) prints exactly what the reference engine prints."""
     laws, vocabulary = made_up_laws("SC", 200, 5)
     corpus = corpus_of("SC", laws)
     load(connection, [corpus])

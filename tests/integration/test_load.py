@@ -19,15 +19,15 @@ import pytest
 from opensearchpy import OpenSearch
 from typer.testing import CliRunner
 
-from indexer import node
 from indexer.cli import app
-from indexer.corpus import Law, read_corpora, read_corpus
 from indexer.errors import LoadFailed, Unreachable
-from indexer.load import load, serving
-from indexer.opensearch import Connection, alias_of, index_prefix
-from indexer.reference import statistics
-from indexer.schema import STATISTICS_ID
-from indexer.words import ranked_text, words
+from indexer.node import node
+from indexer.opensearch.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.load import load, serving
+from indexer.opensearch.schema import STATISTICS_ID
+from indexer.retrieval.corpus import Law, read_corpora, read_corpus
+from indexer.retrieval.reference import statistics
+from indexer.retrieval.words import ranked_text, words
 from tests import synthetic
 from tests.integration.support import drop_namespace
 
@@ -37,7 +37,7 @@ CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
-    """A corpus file as plain JSON objects: the test's own reading, independent of indexer.corpus."""
+    """A corpus file as plain JSON objects: the test's own reading, independent of indexer.retrieval.corpus."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

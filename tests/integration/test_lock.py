@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.corpus import Corpus, read_corpus
 from indexer.errors import LoadBusy, LoadFailed
-from indexer.lifecycle import StateLock, ensure_locks_index, locks_index
-from indexer.load import StateLoad, load, load_state
-from indexer.opensearch import Connection, alias_of, index_prefix
+from indexer.opensearch.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.lifecycle import StateLock, ensure_locks_index, locks_index
+from indexer.opensearch.load import StateLoad, load, load_state
+from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.support import LAWINDEX, lawindex, run_threads
 

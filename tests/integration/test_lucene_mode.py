@@ -4,7 +4,7 @@
 (which leave out a ranked law whose words are all stopwords), lengths kept in one byte, float32 per term,
 the sum in double cast to float, and the (k1+1) factor of 2.x's LegacyBM25Similarity that 3.x drops. If
 it does, bit for bit, on every hit of every question, then the analyzer, the statistics and the
-similarity are what lawindex thinks they are — and the window bound of `indexer.query` rests on them.
+similarity are what lawindex thinks they are — and the window bound of `indexer.opensearch.query` rests on them.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import fdlibm, reference, scoring
-from indexer.corpus import Corpus, Law, read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import FLOAT32_SLACK, OpenSearchEngine, _outside_bound
-from indexer.words import words
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import IndexStatistics, OpenSearchEngine
+from indexer.retrieval import fdlibm, reference, scoring
+from indexer.retrieval.bound import FLOAT32_SLACK, outside_bound
+from indexer.retrieval.corpus import Corpus, Law, read_corpora
+from indexer.retrieval.words import words
 from tests import synthetic
 from tests.integration.support import fresh_connection
 from tests.synthetic import corpus_of
@@ -75,7 +76,7 @@ def cancelling_length(legacy: bool) -> tuple[int, int]:
 
 def cancelling_corpus(legacy: bool) -> Corpus:
     """Short laws and one of thousands of words: where Lucene's float32 BM25 of the long law loses more
-    to cancellation than a fixed relative slack (see query._outside_bound)."""
+    to cancellation than a fixed relative slack (see bound.outside_bound)."""
     length, tf = cancelling_length(legacy)
     laws = [
         Law(
@@ -259,9 +260,14 @@ def spec_score(stats: reference.Statistics, order: int, terms: list[str]) -> flo
     return score
 
 
+def _bound(terms: list[str], stats: IndexStatistics, legacy: bool, lowest: float) -> float:
+    """The window bound of `terms` from the statistics the index stores, as `ask` computes it."""
+    return outside_bound([stats.vocabulary[term] for term in terms], stats.size, stats.doc_count, legacy, lowest)
+
+
 @pytest.mark.parametrize("state", ["TX", "MD", "WY"])
 def test_the_window_bound_holds_against_every_real_score(served: Served, state: str) -> None:
-    """query._outside_bound: no law's spec score exceeds the bound computed from its own `_score`, so no
+    """bound.outside_bound: no law's spec score exceeds the bound computed from its own `_score`, so no
     law left out of a window can pass the window's limit-th law."""
     engine = OpenSearchEngine(served.connection)
     corpus = served.corpora[state]
@@ -274,7 +280,7 @@ def test_the_window_bound_holds_against_every_real_score(served: Served, state: 
             continue
         for hit in search(served, state, terms, 100):
             order = int(hit["_source"]["order"])
-            bound = _outside_bound(terms, index_stats, served.legacy, float(hit["_score"]))
+            bound = _bound(terms, index_stats, served.legacy, float(hit["_score"]))
             assert spec_score(stats, order, terms) <= bound, (question, corpus.laws[order].id)
             checked += 1
     assert checked > 100
@@ -283,7 +289,7 @@ def test_the_window_bound_holds_against_every_real_score(served: Served, state: 
 def test_float32_cancellation_breaks_a_fixed_relative_slack(served: Served) -> None:
     """The hole the window bound once had: a law thousands of words long among short ones, whose length
     a byte stores exactly, scores by the spec more than (k1+1)/f · (1 + 1e-5) times its real `_score`.
-    The bound now allows for it (query._outside_bound), and the exact ask still gives the spec's answer."""
+    The bound now allows for it (bound.outside_bound), and the exact ask still gives the spec's answer."""
     corpus = served.corpora["WY"]
     stats = reference.statistics(corpus.laws)
     order = next(i for i, law in enumerate(corpus.laws) if law.id == "WY-LONG")
@@ -294,6 +300,6 @@ def test_float32_cancellation_breaks_a_fixed_relative_slack(served: Served) -> N
     f = 2.2 if served.legacy else 1.0
     assert spec > (2.2 / f) * (1 + FLOAT32_SLACK) * score  # the old allowance: broken
     engine = OpenSearchEngine(served.connection)
-    assert spec <= _outside_bound(["hydrant"], engine.statistics("WY"), served.legacy, score)  # the present one
+    assert spec <= _bound(["hydrant"], engine.statistics("WY"), served.legacy, score)  # the present one
     answer = engine.ask("WY", "hydrant", limit=40)
     assert answer.ids() == [hit.law.id for hit in reference.score(corpus.laws, "hydrant", 40)]

@@ -2,10 +2,10 @@
 
 Where every node has the k-NN plugin (`lawindex opensearch start` installs it on 3.6.0, the default pin),
 every answer by meaning and hybrid, on the samples and on generated questions over a generated corpus big
-enough to widen windows, is held equal to indexer.meaning.rank's (ids, order, ranks and cosines to the
+enough to widen windows, is held equal to indexer.retrieval.meaning's (ids, order, ranks and cosines to the
 bit); the load gives each index its `knn_vector` field on the Lucene engine, the embedder in its
 fingerprint, and the same swap and ownership. Where the cluster has no k-NN (the 2.19.x min distributions
-take none: indexer/meaning/knn.py), the same tests hold, by design, that meaning and hybrid fail with the
+take none: indexer/node/knn.py), the same tests hold, by design, that meaning and hybrid fail with the
 one line naming the plugin (exit 8) while words still answer.
 """
 
@@ -18,16 +18,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer import lifecycle
-from indexer.corpus import Corpus, read_corpora
-from indexer.engines import CheckedOpenSearchEngine, ReferenceEngine
 from indexer.errors import NoMeaning
-from indexer.load import fingerprint, load, load_state, serving
-from indexer.meaning import knn, rank
-from indexer.meaning.embedding import row_text
-from indexer.meaning.vectors import VECTOR_FIELD, for_cluster
-from indexer.opensearch import Connection
-from indexer.verify import default_questions
+from indexer.node import knn
+from indexer.opensearch import lifecycle
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import fingerprint, load, load_state, serving
+from indexer.opensearch.vectors import VECTOR_FIELD, for_cluster
+from indexer.opensearch.verify import default_questions
+from indexer.retrieval import meaning as rank
+from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.embedding import row_text
+from indexer.service.engines import CheckedOpenSearchEngine, ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
 

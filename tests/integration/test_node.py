@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import node
 from indexer.errors import NodeError
+from indexer.node import node
 
 # Apart from the session's node (9250) and the shared development nodes (9200, 9201).
 REBIRTH_PORT = int(os.environ.get("LAWINDEX_REBIRTH_PORT", "9257"))

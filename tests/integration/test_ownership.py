@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of, index_prefix
+from indexer.opensearch.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.load import load
+from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import lawindex
 
 pytestmark = pytest.mark.integration

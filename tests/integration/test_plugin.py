@@ -19,12 +19,13 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import plugin, reference
-from indexer.corpus import Corpus, read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import OpenSearchEngine
-from indexer.verify import default_questions, verify
+from indexer.node import plugin
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.verify import default_questions, verify
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpora
 from tests import synthetic
 from tests.integration.plugin_support import RawClient, generated, spec_ids, tie_pair_corpus
 from tests.integration.support import drop_namespace, lawindex, unique_namespace

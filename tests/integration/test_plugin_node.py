@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from indexer import mappings
-from indexer.corpus import read_corpus
-from indexer.words import ranked, ranked_text, words
+from indexer.opensearch import mappings
+from indexer.retrieval.corpus import read_corpus
+from indexer.retrieval.words import ranked, ranked_text, words
 from tests import synthetic
 from tests.spec_oracle.oracle import ORACLE, ROOT, TSX, prepare, spec_path
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import fresh_connection, timed_lawindex
 
 pytestmark = pytest.mark.integration

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import reference
-from indexer.corpus import Corpus, read_corpus
-from indexer.engines import CheckedOpenSearchEngine
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of
-from indexer.query import WINDOW
-from indexer.schema import STATISTICS_ID
+from indexer.opensearch.connection import Connection, alias_of
+from indexer.opensearch.load import load
+from indexer.opensearch.query import WINDOW
+from indexer.opensearch.schema import STATISTICS_ID
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpus
+from indexer.service.engines import CheckedOpenSearchEngine
 from tests.integration.support import drop_namespace, unique_namespace
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"

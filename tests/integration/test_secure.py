@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from indexer import node
 from indexer.errors import LawindexError
-from indexer.opensearch import Connection
-from indexer.query import OpenSearchEngine
+from indexer.node import node
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.query import OpenSearchEngine
 from tests.integration.support import timed_lawindex
 
 pytestmark = pytest.mark.integration

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.cli import app
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load
+from indexer.retrieval.corpus import read_corpora
 from tests.integration.serving import Service, running, start
 from tests.integration.support import drop_namespace, unique_namespace
 

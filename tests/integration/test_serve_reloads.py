@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer import reference
-from indexer.corpus import Corpus, read_corpus
-from indexer.load import load_state, serving
+from indexer.opensearch.load import load_state, serving
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.serving import running
 from tests.integration.support import fresh_connection, run_threads

@@ -11,9 +11,9 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load
+from indexer.retrieval.corpus import read_corpora
 from tests.integration.serving import running
 from tests.integration.support import drop_namespace, unique_namespace
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer import lifecycle
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection, alias_of, index_prefix
-from indexer.schema import STATISTICS_ID
+from indexer.opensearch import lifecycle
+from indexer.opensearch.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.load import load
+from indexer.opensearch.schema import STATISTICS_ID
+from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.support import LAWINDEX
 

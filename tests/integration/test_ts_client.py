@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection
-from indexer.verify import default_questions
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load
+from indexer.opensearch.verify import default_questions
+from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.serving import free_port
 from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace

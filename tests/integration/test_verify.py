@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from indexer import verify as verify_module
 from indexer.cli import app
-from indexer.corpus import read_corpora
-from indexer.load import load
-from indexer.opensearch import Connection
+from indexer.opensearch import verify as verify_module
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load
+from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import fresh_connection
 
 pytestmark = pytest.mark.integration

@@ -20,10 +20,10 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner, Result
 
-from indexer import reference
 from indexer.cli import app
-from indexer.corpus import read_corpus
 from indexer.errors import BadInput, CorpusError
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import read_corpus
 from tests.unit.laws import DROP
 from tests.unit.laws import row as line
 
@@ -235,7 +235,7 @@ def test_a_file_whose_size_or_time_moved_during_the_read_is_refused(
             return SimpleNamespace(st_size=found.st_size, st_mtime_ns=found.st_mtime_ns + 1)
         return found
 
-    monkeypatch.setattr("indexer.corpus.os.fstat", moving_fstat)
+    monkeypatch.setattr("indexer.retrieval.corpus.os.fstat", moving_fstat)
     with pytest.raises(CorpusError) as refused_read:
         read_corpus(path)
     assert "changed while it was read" in refused_read.value.message
@@ -450,7 +450,7 @@ def test_the_reference_engine_answers_what_the_command_prints() -> None:
 
 
 def test_several_urls_are_one_cluster_each_checked() -> None:
-    from indexer.opensearch import Connection
+    from indexer.opensearch.connection import Connection
 
     found = Connection.from_env(" http://127.0.0.1:9480/, http://127.0.0.1:9481 ,http://127.0.0.1:9482")
     assert found.urls == ["http://127.0.0.1:9480", "http://127.0.0.1:9481", "http://127.0.0.1:9482"]
@@ -468,14 +468,14 @@ def test_several_urls_are_one_cluster_each_checked() -> None:
     ],
 )
 def test_a_bad_url_in_a_list_is_refused(urls: str, said: str) -> None:
-    from indexer.opensearch import Connection
+    from indexer.opensearch.connection import Connection
 
     with pytest.raises(BadInput, match=said):
         Connection.from_env(urls)
 
 
 def test_credentials_in_one_url_of_a_list_are_refused_and_never_shown() -> None:
-    from indexer.opensearch import Connection
+    from indexer.opensearch.connection import Connection
 
     with pytest.raises(BadInput) as refused:
         Connection.from_env("http://127.0.0.1:9480,http://u:s3cret@127.0.0.1:9481")

@@ -79,12 +79,12 @@ def test_from_a_file(corpora: Path, tmp_path: Path) -> None:
 
 
 def test_json_from_a_file_is_the_models_bytes(corpora: Path, tmp_path: Path) -> None:
-    # Answers are written straight from the Answer (indexer.output.answer_json); each line is still what
+    # Answers are written straight from the Answer (indexer.service.output.answer_json); each line is still what
     # the pydantic models print, explained or not.
-    from indexer import reference
-    from indexer.corpus import read_corpus
-    from indexer.explain import explain
-    from indexer.output import AnswerOut, dumps
+    from indexer.retrieval import reference
+    from indexer.retrieval.corpus import read_corpus
+    from indexer.retrieval.explain import explain
+    from indexer.service.output import AnswerOut, dumps
 
     asked = ["how far from a fire hydrant can i park", "behing a firehydrant", "how can i", 'sunset "lights"']
     questions = tmp_path / "questions.txt"

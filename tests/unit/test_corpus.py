@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer import corpus as corpus_module
-from indexer.corpus import MAX_LINE_BYTES, read_corpora, read_corpus, state_code
 from indexer.errors import BadInput, CorpusError
+from indexer.retrieval import corpus as corpus_module
+from indexer.retrieval.corpus import MAX_LINE_BYTES, read_corpora, read_corpus, state_code
 from tests.unit.laws import DROP, row
 
 
@@ -134,7 +134,7 @@ def test_a_line_of_several_megabytes_is_refused_by_its_length_unparsed(
         return loads(raw)
 
     # Refused by its length before it is parsed: never a hang on a broken export.
-    monkeypatch.setattr("indexer.corpus._loads", recording)
+    monkeypatch.setattr("indexer.retrieval.corpus._loads", recording)
     error = refused(path)
     assert parsed, "the first line was parsed"
     assert max(parsed, default=0) < MAX_LINE_BYTES

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.corpus import MAX_FILE_BYTES
 from indexer.errors import BadInput
-from indexer.opensearch import check_url
+from indexer.opensearch.connection import check_url
+from indexer.retrieval.corpus import MAX_FILE_BYTES
 from tests.unit.laws import row
 from tests.unit.test_bad_input import refused, run
 

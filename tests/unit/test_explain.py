@@ -1,4 +1,4 @@
-"""indexer.explain: each word's part of a law's score, adding up to the score bit for bit."""
+"""indexer.retrieval.explain: each word's part of a law's score, adding up to the score bit for bit."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference
-from indexer.answers import Answer, Hit
-from indexer.corpus import read_corpus
-from indexer.explain import explain
-from indexer.query import IndexStatistics
+from indexer.opensearch.query import IndexStatistics
+from indexer.retrieval import reference
+from indexer.retrieval.answers import Answer, Hit
+from indexer.retrieval.corpus import read_corpus
+from indexer.retrieval.explain import explain
 from tests import spec_port, synthetic
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"

@@ -1,10 +1,11 @@
-"""indexer.failover.repeatable: which requests may be sent again after a timeout (they may have been applied)."""
+"""indexer.opensearch.failover.repeatable: which requests may be sent again after a timeout (they may have been
+applied)."""
 
 from __future__ import annotations
 
 import pytest
 
-from indexer.failover import repeatable
+from indexer.opensearch.failover import repeatable
 
 
 @pytest.mark.parametrize(

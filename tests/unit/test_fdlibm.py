@@ -1,4 +1,4 @@
-"""indexer.fdlibm against the logarithms it ports: V8's `Math.log` (Node runs tests/logarithm/v8_log.mjs) and
+"""indexer.retrieval.fdlibm against the logarithms it ports: V8's `Math.log` (Node runs tests/logarithm/v8_log.mjs) and
 Java's `StrictMath.log` (the single-file launcher runs tests/logarithm/StrictLog.java), bit for bit, scalar
 and vectorised, on a sample of over 200,000 doubles: the spec's idf arguments over many N and df, and
 doubles of every kind (every exponent, subnormals, 1 and its neighbours, the normalisation edge at
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer import fdlibm, scoring
+from indexer.retrieval import fdlibm, scoring
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "logarithm"
 
@@ -151,7 +151,7 @@ def test_the_vectorised_idf_is_the_scalar_one() -> None:
 def test_glibcs_logarithm_would_break_the_last_bit_ties() -> None:
     # Why tests/synthetic.py's last_bit_corpora are worth asking: the two laws that tie bit for bit with
     # V8's logarithm (so corpus order puts S0101 first) do not tie with glibc's, and the later one wins.
-    from indexer.reference import statistics
+    from indexer.retrieval.reference import statistics
     from tests import synthetic
 
     for corpus in synthetic.last_bit_corpora()[:2]:

@@ -6,7 +6,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from indexer import image
+from indexer.node import image
 
 
 def _rootfs(path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""indexer.lifecycle without a cluster: the seal of the statistics, the ownership marker, the Stop that
+"""indexer.opensearch.lifecycle without a cluster: the seal of the statistics, the ownership marker, the Stop that
 signals set."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import signal
 
 import pytest
 
-from indexer import lifecycle
 from indexer.errors import LoadInterrupted
+from indexer.opensearch import lifecycle
 
 INDEX = "lawindex-tx-20260101000000000000"
 

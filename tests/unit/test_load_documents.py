@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from indexer.corpus import Corpus, Law
-from indexer.load import documents
-from indexer.reference import statistics
-from indexer.schema import STATISTICS_ID, law_id
+from indexer.opensearch.load import documents
+from indexer.opensearch.schema import STATISTICS_ID, law_id
+from indexer.retrieval.corpus import Corpus, Law
+from indexer.retrieval.reference import statistics
 
 LAWS = (
     Law(

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer import distribution, node
 from indexer.errors import BadInput, NodeError
+from indexer.node import distribution, node
 
 REPO = Path(__file__).resolve().parents[2]
 

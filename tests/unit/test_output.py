@@ -1,4 +1,4 @@
-"""indexer.output: `answer_json`, the answer written straight from the `Answer`, is byte for byte what the
+"""indexer.service.output: `answer_json`, the answer written straight from the `Answer`, is byte for byte what the
 pydantic models print (`dumps(AnswerOut.of(answer, parts).json_obj())`), the schema the service publishes."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference
-from indexer.answers import Answer, Hit
-from indexer.corpus import Corpus, Law, read_corpus
-from indexer.explain import Contribution, explain
-from indexer.output import AnswerOut, answer_json, dumps
+from indexer.retrieval import reference
+from indexer.retrieval.answers import Answer, Hit
+from indexer.retrieval.corpus import Corpus, Law, read_corpus
+from indexer.retrieval.explain import Contribution, explain
+from indexer.service.output import AnswerOut, answer_json, dumps
 from tests import synthetic
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import reference
-from indexer.corpus import Law, read_corpus
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Law, read_corpus
 from tests import spec_port, synthetic
 from tests.synthetic import corpus_of
 

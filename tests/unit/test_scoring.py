@@ -1,4 +1,4 @@
-"""indexer.scoring: the one idf and term score, exact and Lucene, against figures worked out by hand and
+"""indexer.retrieval.scoring: the one idf and term score, exact and Lucene, against figures worked out by hand and
 against the spec's literal port; the vectorised form held bit for bit to the scalar one."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import fdlibm, reference, scoring
-from indexer.scoring import byte4_to_int, exact_term_score, int_to_byte4, lucene_term_score
+from indexer.retrieval import fdlibm, reference, scoring
+from indexer.retrieval.scoring import byte4_to_int, exact_term_score, int_to_byte4, lucene_term_score
 from tests import spec_port, synthetic
 
 INDEXER = Path(__file__).resolve().parents[2] / "indexer"
@@ -20,7 +20,7 @@ INDEXER = Path(__file__).resolve().parents[2] / "indexer"
 
 def test_the_idf_is_written_once_with_v8s_logarithm() -> None:
     # "One definition of idf": no module but the scoring core takes a logarithm, and that one is V8's
-    # (indexer.fdlibm): glibc's (Python's, numpy's) is an ulp off for 3% of idf arguments. Nor do the
+    # (indexer.retrieval.fdlibm): glibc's (Python's, numpy's) is an ulp off for 3% of idf arguments. Nor do the
     # tests and benchmarks, but the one test that counts how often glibc is off.
     root = INDEXER.parent
     for path in [*INDEXER.rglob("*.py"), *(root / "tests").rglob("*.py"), *(root / "benchmarks").rglob("*.py")]:

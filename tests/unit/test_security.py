@@ -1,4 +1,4 @@
-"""indexer.security: the certificates, users and role of a secured local node, checked with the tools a
+"""indexer.node.security: the certificates, users and role of a secured local node, checked with the tools a
 TLS client and the security plugin use, not with the code that made them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.verification import PolicyBuilder, Store
 
-from indexer import security
+from indexer.node import security
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +115,9 @@ def _covered(name: str, patterns: list[str]) -> bool:
 
 
 def test_the_role_covers_every_name_lawindex_makes_and_no_look_alike() -> None:
-    from indexer.lifecycle import _locks_concrete, generation_pattern, locks_index
-    from indexer.load import _generation
-    from indexer.opensearch import alias_of, index_prefix
+    from indexer.opensearch.connection import alias_of, index_prefix
+    from indexer.opensearch.lifecycle import _locks_concrete, generation_pattern, locks_index
+    from indexer.opensearch.load import _generation
 
     patterns = security.index_patterns("lawindex")
     generation = index_prefix("TX") + _generation()

@@ -1,4 +1,4 @@
-"""The spec's own TypeScript, run under Node, against indexer.reference: the same words and ids, in order.
+"""The spec's own TypeScript, run under Node, against indexer.retrieval.reference: the same words and ids, in order.
 
 The code is extracted from spec/retrieve.md at test time (from `import { fileURLToPath }` to the line
 that calls `main()`), next to tests/spec_oracle's `corpus.ts` (the spec's unshown `corpus.js`: the laws
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer import reference
-from indexer.corpus import Law, read_corpus
+from indexer.retrieval import reference
+from indexer.retrieval.corpus import Law, read_corpus
 from tests import spec_port, synthetic
 from tests.spec_oracle.oracle import ORACLE, ROOT, TSX, prepare, spec_path
 

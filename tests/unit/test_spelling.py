@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.spelling import Vocabulary, one_edit_apart, spelled_as
+from indexer.retrieval.spelling import Vocabulary, one_edit_apart, spelled_as
 from tests import spec_port
 
 # Small alphabets, so that containment and one-edit collisions are common rather than rare.

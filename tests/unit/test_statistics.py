@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexer import statistics
-from indexer.corpus import Law
+from indexer.retrieval import statistics
+from indexer.retrieval.corpus import Law
 from tests import spec_port, synthetic
 
 

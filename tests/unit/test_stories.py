@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.corpus import Law, read_corpus
-from indexer.words import STOP, ranked, ranked_text, words
+from indexer.retrieval.corpus import Law, read_corpus
+from indexer.retrieval.words import STOP, ranked, ranked_text, words
 from tests.spec_port import bm25, bm25_scored, one_edit_apart, spelled_as
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import mappings
-from indexer.corpus import Law
-from indexer.words import _SPEC_STOP, _TOKEN, STOP, ranked, ranked_text, words, words_of_texts
+from indexer.opensearch import mappings
+from indexer.retrieval.corpus import Law
+from indexer.retrieval.words import _SPEC_STOP, _TOKEN, STOP, ranked, ranked_text, words, words_of_texts
 
 
 def test_the_hydrant_question_leaves_four_words() -> None:

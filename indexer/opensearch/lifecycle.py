@@ -1,0 +1,564 @@
+"""What keeps lawindex from harming what it shares a cluster with: ownership, one writer per state, sealed
+statistics, and a load that stops cleanly on a signal.
+
+- **Ownership.** Every index lawindex makes says so in its mapping's `_meta.lawindex`: the marker
+  `owner: lawindex`, its namespace, its state, its own name and the schema. lawindex deletes, swaps out
+  and serves only an index whose marker names the state and namespace at hand (`not_ours`). A copy of
+  one of its indices (a reindex, a clone) names another index than its own, and is not lawindex's either.
+- **One writer per state.** A load holds the state's lock (`StateLock`), a document in the namespace's
+  own lock index (`lawindex-locks`) created with `op_type=create`, so exactly one of two loaders gets it,
+  on one machine or on several. The holder renews a lease while it loads; a lease that ran out is taken
+  over with `if_seq_no`/`if_primary_term`, so of two takers only one wins; the holder confirms it still
+  holds the lock right before its swap, and a release deletes the document only if it is still its own.
+- **Sealed statistics.** The statistics document carries a SHA-256 of its own canonical JSON, and names
+  the index, state and namespace it was written for (`seal`, `seal_problem`): what `ask` reads is what
+  `load` wrote for that very index, or it is refused.
+- **Signals.** `stopping_on_signals` turns SIGINT and SIGTERM into a `Stop` that a load checks between
+  bulk chunks and before each state and each swap; nothing is raised inside a request or a clean-up, so a
+  second signal cannot cut one short.
+
+Long: the four guarantees above share the index names and the marker; each is a section of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from indexer.errors import LoadBusy, LoadFailed, LoadInterrupted
+from indexer.opensearch.connection import index_prefix, namespace_of
+from indexer.opensearch.schema import SCHEMA
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+OWNER = "lawindex"
+T = TypeVar("T")
+
+# --- ownership --------------------------------------------------------------------------------------
+
+
+def marker(namespace: str, state: str, index: str) -> dict[str, Any]:
+    """What an index lawindex makes says of itself in `_meta.lawindex` (with the load's own fields)."""
+    return {"owner": OWNER, "namespace": namespace, "state": state, "index": index, "schema": SCHEMA}
+
+
+# A generation's name is its time to the microsecond: `%Y%m%d%H%M%S%f`, 20 digits (load._generation).
+GENERATION_DIGITS = 20
+
+
+def generation_pattern(state: str, namespace: str) -> re.Pattern[str]:
+    """The names a load gives a state's indices: `lawindex-tx-<20 digits>`."""
+    return re.compile(re.escape(index_prefix(state, namespace)) + rf"\d{{{GENERATION_DIGITS}}}")
+
+
+def not_ours(meta: Mapping[str, Any] | None, index: str, state: str, namespace: str) -> str | None:
+    """Why `index` (whose `_meta.lawindex` is `meta`) is not lawindex's index of `state` in `namespace`;
+    None when it is."""
+    if not meta:
+        return f"{index} carries no lawindex marker: lawindex did not make it"
+    if "owner" not in meta:
+        # An index of the first schema, before the marker: lawindex's by its name and its state.
+        if meta.get("state") == state and generation_pattern(state, namespace).fullmatch(index):
+            return None
+        return f"{index} carries no lawindex marker: lawindex did not make it"
+    if meta.get("owner") != OWNER:
+        return f"{index} is marked as {meta.get('owner')!r}'s, not lawindex's"
+    if meta.get("namespace") != namespace:
+        return f"{index} belongs to the lawindex namespace {meta.get('namespace')!r}, not {namespace!r}"
+    if meta.get("state") != state:
+        return f"{index} holds {meta.get('state')}'s laws, not {state}'s"
+    if meta.get("index") != index:
+        return f"{index} is a copy of {meta.get('index')}, not an index lawindex made"
+    return None
+
+
+def meta_of(client: OpenSearch, index: str) -> dict[str, Any]:
+    """The `_meta.lawindex` of an index's mapping ({} when it has none); readable on a closed index too."""
+    body = client.indices.get_mapping(index=index)
+    mapping = body.get(index, {}).get("mappings", {})
+    found = mapping.get("_meta", {}).get("lawindex", {})
+    return found if isinstance(found, dict) else {}
+
+
+def foreign_hint(alias: str) -> str:
+    """How to fix an alias of lawindex's name that points at what lawindex did not make."""
+    return (
+        f"lawindex serves, replaces and deletes only its own index of the state; remove the alias {alias} from "
+        "that index (POST _aliases with a remove action), or give lawindex another LAWINDEX_NAMESPACE"
+    )
+
+
+# --- sealed statistics ------------------------------------------------------------------------------
+
+
+def _canonical(document: Mapping[str, Any]) -> bytes:
+    """The document as one canonical JSON text, without its checksum: keys sorted, no spaces, floats as
+    Python's shortest repr (what comes back from OpenSearch parses to the same doubles)."""
+    sealed = document.get("seal")
+    body = (
+        {**document, "seal": {k: v for k, v in sealed.items() if k != "checksum"}}
+        if isinstance(sealed, dict)
+        else document
+    )
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def seal(document: dict[str, Any], *, namespace: str, index: str, fingerprint: str) -> dict[str, Any]:
+    """`document` with its seal: whose it is (owner, namespace, the index it was written into, the corpus
+    fingerprint) and the SHA-256 of the whole document's canonical JSON."""
+    sealed = {**document, "seal": {"owner": OWNER, "namespace": namespace, "index": index, "fingerprint": fingerprint}}
+    sealed["seal"]["checksum"] = hashlib.sha256(_canonical(sealed)).hexdigest()
+    return sealed
+
+
+def seal_problem(document: Any, index: str, state: str, namespace: str) -> str | None:
+    """What is wrong with a statistics document read from `index` for `state`: altered, malformed, made for
+    another index, state or namespace; None when it is whole and this index's own."""
+    if not isinstance(document, dict) or not isinstance(document.get("statistics"), dict):
+        return f"the statistics of {index} are malformed"
+    sealed = document.get("seal")
+    if not isinstance(sealed, dict) or "checksum" not in sealed:
+        return f"the statistics of {index} carry no checksum (written before lawindex sealed them, or altered)"
+    try:
+        whole = hashlib.sha256(_canonical(document)).hexdigest() == sealed["checksum"]
+    except (TypeError, ValueError):
+        whole = False
+    if not whole:
+        return f"the statistics of {index} were altered: their checksum does not match"
+    if sealed.get("owner") != OWNER or sealed.get("namespace") != namespace:
+        return f"the statistics in {index} were written for the namespace {sealed.get('namespace')!r}"
+    if document.get("state") != state:
+        return f"the statistics in {index} are {document.get('state')}'s, not {state}'s"
+    if sealed.get("index") != index:
+        return f"the statistics in {index} belong to another index, {sealed.get('index')}"
+    return None
+
+
+def sealed_fingerprint(document: Mapping[str, Any]) -> str | None:
+    """The corpus fingerprint a statistics document was sealed with."""
+    sealed = document.get("seal")
+    return str(sealed.get("fingerprint")) if isinstance(sealed, dict) else None
+
+
+# --- one writer per state ---------------------------------------------------------------------------
+
+# A holder renews its lease every LEASE / 3 seconds; a lease not renewed for LEASE seconds is stale and
+# may be taken over. Long enough that a busy cluster or a garbage-collecting loader keeps its lock; short
+# enough that a loader killed with SIGKILL on another machine holds up the next load half a minute.
+LEASE = 30.0
+# Seconds a load waits for another load of the same state before it gives up (exit 5).
+WAIT = 120.0
+
+
+def locks_index(namespace: str) -> str:
+    """The name a load's lock documents are read and written under (`lawindex-locks`): an alias of the
+    lock index, so that every write can say `require_alias`. A renewal that outlives a deleted lock index
+    must fail, not auto-create a namesake without lawindex's marker, which every later load would refuse
+    (a test's namespace, dropped under a lease still being renewed, did that)."""
+    return f"{namespace_of(namespace)}-locks"
+
+
+def _locks_concrete(namespace: str) -> str:
+    """The lock index itself, behind the alias `locks_index`."""
+    return f"{locks_index(namespace)}-1"
+
+
+def _machine() -> str:
+    """This machine's boot, so that a pid is compared only with pids of the same running kernel."""
+    with contextlib.suppress(OSError):
+        return Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# Tokens of the locks this process holds now: a lock of this host and pid whose token is not here was
+# left by a load of this process that could not release it (the cluster went away), and is free.
+_HELD: set[str] = set()
+_HELD_GUARD = threading.Lock()
+
+
+class Stop:
+    """A request to stop, set once by a signal (or a caller), checked by a load between its steps."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.signal_number: int | None = None
+
+    def set(self, signal_number: int = signal.SIGINT) -> None:
+        if self.signal_number is None:
+            self.signal_number = signal_number
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        return self._event.wait(seconds)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signal_number or signal.SIGINT).name
+
+    def check(self, state: str) -> None:
+        """Raise LoadInterrupted when a stop was asked for."""
+        if self.is_set():
+            raise LoadInterrupted(f"{state}: stopped by {self.name}", self.signal_number or signal.SIGINT)
+
+
+@contextlib.contextmanager
+def stopping_on_signals() -> Iterator[Stop]:
+    """A Stop that SIGINT and SIGTERM set, instead of raising KeyboardInterrupt or ending the process;
+    the handlers before are restored afterwards unless a signal came (then further signals are only noted
+    until the process ends). Outside the main thread it only yields the Stop."""
+    stop = Stop()
+
+    def handle(signal_number: int, _frame: FrameType | None) -> None:
+        stop.set(signal_number)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    before = {number: signal.signal(number, handle) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        # Once stopped, the process is on its way out: a further Ctrl-C must not land on Python's default
+        # handler (a KeyboardInterrupt traceback), nor, once the interpreter has reset its handlers while
+        # it ends, on the system's (killed by SIGINT: exit -2 instead of 130). Ignored, which the
+        # interpreter's shutdown leaves alone.
+        for number, handler in before.items():
+            signal.signal(number, signal.SIG_IGN if stop.is_set() else handler)
+
+
+def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
+    """The namespace's lock index, made by lawindex (created here, with its alias, when missing); anything
+    else under the name is LoadFailed: lawindex writes nothing into it."""
+    from opensearchpy import NotFoundError, RequestError
+
+    alias, concrete = locks_index(namespace), _locks_concrete(namespace)
+    try:
+        found = client.indices.get_mapping(index=alias)
+    except NotFoundError:
+        body = {
+            "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
+            "mappings": {
+                "dynamic": False,
+                "_meta": {"lawindex": {"owner": OWNER, "namespace": namespace, "kind": "locks"}},
+            },
+            "aliases": {alias: {}},
+        }
+        try:
+            client.indices.create(index=concrete, body=body)
+            return
+        except RequestError as error:
+            if error.error not in ("resource_already_exists_exception", "invalid_alias_name_exception"):
+                raise
+        found = client.indices.get_mapping(index=alias)
+    meta = found.get(concrete, {}).get("mappings", {}).get("_meta", {}).get("lawindex", {})
+    if list(found) != [concrete] or meta.get("owner") != OWNER or meta.get("kind") != "locks":
+        raise LoadFailed(
+            f"{alias} is not lawindex's lock index: lawindex did not make it, and will not write to it",
+            hint=f"lawindex keeps its loads' locks in {concrete}, behind the alias {alias}; remove or rename "
+            f"{', '.join(sorted(found))}, or give lawindex another LAWINDEX_NAMESPACE",
+        )
+
+
+def _busy_retried(write: Callable[[], T], attempts: int = 40) -> T:
+    """`write()`, sent again while the cluster answers 429 (its write queue full): a lock document goes
+    through the same write queue as the bulk requests of every load under way, and a busy cluster must
+    delay a lock, not fail the load (a write queue of one, tests/integration/test_faults.py, did)."""
+    from opensearchpy import TransportError
+
+    pause = 0.05
+    for _ in range(attempts - 1):
+        try:
+            return write()
+        except TransportError as error:
+            # A block answers 429 too (the disk's flood stage): no wait lifts it.
+            if error.status_code != 429 or "cluster_block_exception" in str(error.info):
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    return write()
+
+
+class StateLock:
+    """The lock of one state's loads, in the cluster: acquire, renew, confirm, release."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        state: str,
+        namespace: str,
+        *,
+        wait: float = WAIT,
+        lease: float = LEASE,
+        stop: Stop | None = None,
+        ensured: bool = False,
+    ) -> None:
+        self.client = client
+        self.ensured = ensured  # the lock index is known to be lawindex's (load() checks it once for all states)
+        self.state = state
+        self.index = locks_index(namespace)
+        self.namespace = namespace
+        self.wait = wait
+        self.lease = lease
+        self.stop = stop
+        self.token = secrets.token_hex(16)
+        self.holder = {"host": socket.gethostname(), "machine": _machine(), "pid": os.getpid(), "token": self.token}
+        self._version: tuple[int, int] | None = None  # (seq_no, primary_term) of our document
+        self._guard = threading.Lock()  # one write of our document at a time (renewal, confirm, release)
+        self._done = threading.Event()
+        self._lost = False
+        self._renewer: threading.Thread | None = None
+        # The other holder's document as last seen, and when (our monotonic clock): a lease whose
+        # document has not moved for a whole lease is stale even when the holder's clock runs ahead.
+        self._seen: tuple[int, int] | None = None
+        self._seen_at = 0.0
+        self._acquired_at = ""
+        self._released: bool | None = None  # None until release() ran: then whether the document is gone
+
+    def __enter__(self) -> StateLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.release()
+
+    def _document(self, acquired_at: str | None = None) -> dict[str, Any]:
+        now = time.time()
+        return {
+            "state": self.state,
+            "holder": self.holder,
+            "acquired_at": acquired_at or datetime.now(UTC).isoformat(timespec="seconds"),
+            "renewed": now,
+            "lease_until": now + self.lease,
+        }
+
+    def acquire(self) -> None:
+        """Take the lock, waiting up to `wait` seconds for a holder to finish; LoadBusy when it does not."""
+        if not self.ensured:
+            ensure_locks_index(self.client, self.namespace)
+        # The token counts as live in this process before its document is written: another thread of this
+        # process that reads the document before _held() runs must not take it for a leftover. (It did:
+        # of six threads taking one stale lock, two won now and then.)
+        with _HELD_GUARD:
+            _HELD.add(self.token)
+        try:
+            self._acquire()
+        except BaseException:
+            with _HELD_GUARD:
+                _HELD.discard(self.token)
+            raise
+
+    def _acquire(self) -> None:
+        from opensearchpy import ConflictError, NotFoundError
+
+        deadline = time.monotonic() + self.wait
+        pause = 0.1
+        while True:
+            if self.stop is not None:
+                self.stop.check(self.state)
+            try:
+                made = self._put(op_type="create")
+                self._held(made)
+                return
+            except ConflictError:
+                pass
+            try:
+                found = self.client.get(index=self.index, id=self.state)
+            except NotFoundError:
+                continue  # released in between: try again at once
+            if self._ours(found):
+                # Our own create, applied, whose answer was lost: the client's repeat conflicted with it.
+                self._held(found)
+                return
+            if self._stale(found):
+                try:
+                    made = self._put(if_seq_no=found["_seq_no"], if_primary_term=found["_primary_term"])
+                    self._held(made)
+                    return
+                except (ConflictError, NotFoundError):
+                    continue  # another taker won, or the holder released it (or our take's answer was lost):
+                    # look again
+            if time.monotonic() >= deadline:
+                raise LoadBusy(
+                    f"{self.state}: another load holds its lock ({_who(found.get('_source'))})",
+                    hint=f"wait for it to end, or give this load longer with --wait; a lock not renewed for "
+                    f"{self.lease:g} s is taken over",
+                )
+            if self.stop is not None:
+                self.stop.wait(pause)
+            else:
+                time.sleep(pause)
+            pause = min(pause * 2, 1.0)
+
+    def _put(self, acquired_at: str | None = None, **conditions: Any) -> Mapping[str, Any]:
+        """Write this load's lock document through the lock alias (require_alias: never into an index that
+        a deleted lock index's name would auto-create), under `conditions` (op_type=create, or the
+        if_seq_no/if_primary_term of the version it replaces); a busy cluster's 429 is waited out."""
+        made: Mapping[str, Any] = _busy_retried(
+            lambda: self.client.index(
+                index=self.index,
+                id=self.state,
+                body=self._document(acquired_at),
+                require_alias=True,
+                **conditions,
+            )
+        )
+        return made
+
+    def _held(self, made: Mapping[str, Any]) -> None:
+        self._version = (int(made["_seq_no"]), int(made["_primary_term"]))
+        self._acquired_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self._done.clear()
+        self._renewer = threading.Thread(
+            target=self._renew_until_done, name=f"lawindex-lease-{self.state}", daemon=True
+        )
+        self._renewer.start()
+
+    def _stale(self, found: Mapping[str, Any]) -> bool:
+        """True when the holder of `found` is gone: its lease ran out, it is a process of this machine that
+        ended, or its document has not moved for a whole lease by this process's clock."""
+        source = found.get("_source")
+        holder = source.get("holder") if isinstance(source, dict) else None
+        if not isinstance(source, dict) or not isinstance(holder, dict):
+            return True  # not a lock lawindex wrote: nobody holds it
+        try:
+            if float(source["lease_until"]) < time.time():
+                return True
+        except (KeyError, TypeError, ValueError):
+            return True
+        if holder.get("host") == self.holder["host"] and holder.get("machine") == self.holder["machine"]:
+            pid = holder.get("pid")
+            if pid == os.getpid():
+                with _HELD_GUARD:
+                    return holder.get("token") not in _HELD
+            if isinstance(pid, int) and not _alive(pid):
+                return True
+        version = (int(found["_seq_no"]), int(found["_primary_term"]))
+        if version != self._seen:
+            self._seen, self._seen_at = version, time.monotonic()
+            return False
+        return time.monotonic() - self._seen_at > self.lease
+
+    def _write(self) -> bool:
+        """Renew the lease if the document is still ours; False when it is not (taken over or removed)."""
+        from opensearchpy import ConflictError, ConnectionError, NotFoundError
+
+        with self._guard:
+            if self._lost or self._version is None:
+                return False
+            seq_no, primary_term = self._version
+            try:
+                made = self._put(self._acquired_at, if_seq_no=seq_no, if_primary_term=primary_term)
+            except (ConflictError, NotFoundError, ConnectionError):
+                # Refused, or no answer: the document says whose the lock is now (a renewal applied whose
+                # answer was lost conflicts on the client's repeat, and the lock is still ours). A read
+                # that fails too is raised: nothing is known.
+                found = self._read()
+                if found is None or not self._ours(found):
+                    self._lost = True
+                    return False
+                made = found
+            self._version = (int(made["_seq_no"]), int(made["_primary_term"]))
+            return True
+
+    def _read(self) -> Mapping[str, Any] | None:
+        """The lock document as the cluster has it now, or None when there is none."""
+        from opensearchpy import NotFoundError
+
+        try:
+            found: Mapping[str, Any] = self.client.get(index=self.index, id=self.state)
+        except NotFoundError:
+            return None
+        return found
+
+    def _ours(self, found: Mapping[str, Any]) -> bool:
+        source = found.get("_source")
+        holder = source.get("holder") if isinstance(source, dict) else None
+        return isinstance(holder, dict) and holder.get("token") == self.token
+
+    def outcome(self) -> str:
+        """What became of the lock: `released`, `held` (its release failed; it runs out with its lease, or
+        the next load of this process takes it), `lost` (taken over), or `none` (never taken)."""
+        if self._lost:
+            return "lost"
+        if self._released is None:
+            return "none" if self._version is None else "held"
+        return "released" if self._released else "held"
+
+    def _renew_until_done(self) -> None:
+        while not self._done.wait(self.lease / 3):
+            try:
+                if not self._write():
+                    return
+            except Exception:  # a slow or absent cluster: try again next time round
+                continue
+
+    def confirm(self) -> None:
+        """Renew now, and raise LoadFailed when the lock is no longer ours (right before a swap)."""
+        if not self._write():
+            raise LoadFailed(
+                f"{self.state}: another load took over this load's lock (its lease ran out); nothing was swapped",
+                hint="run the load again",
+            )
+
+    def release(self) -> None:
+        """Stop renewing and delete the document if it is still ours (best effort: a lost cluster keeps it
+        until its lease runs out, or until this process loads the state again)."""
+        from opensearchpy import ConflictError, NotFoundError
+
+        self._done.set()
+        if self._renewer is not None:
+            self._renewer.join()
+        with _HELD_GUARD:
+            _HELD.discard(self.token)
+        with self._guard:
+            if self._lost or self._version is None:
+                return
+            seq_no, primary_term = self._version
+            self._version = None
+            self._released = False
+            with contextlib.suppress(ConflictError, NotFoundError, Exception):
+                _busy_retried(
+                    lambda: self.client.delete(
+                        index=self.index, id=self.state, if_seq_no=seq_no, if_primary_term=primary_term
+                    )
+                )
+            # Read back: a delete applied whose answer was lost (the client's repeat then answers 404, or
+            # fails too) is a release all the same; a document still ours is still held.
+            with contextlib.suppress(Exception):
+                found = self._read()
+                self._released = found is None or not self._ours(found)
+
+
+def _who(source: Any) -> str:
+    """The holder of a lock document, for a message."""
+    if not isinstance(source, dict) or not isinstance(source.get("holder"), dict):
+        return "an unknown holder"
+    holder = source["holder"]
+    return f"{holder.get('host')} pid {holder.get('pid')}, since {source.get('acquired_at')}"

@@ -1,0 +1,592 @@
+"""`ask` on OpenSearch: the spec's exact ranking, from a real cluster.
+
+words(question) → spelled_as() against the state's vocabulary (stored with its index) → one `term`
+query per distinct word on the ranked field `words`, summed by a bool query → a window of candidates
+by OpenSearch's own BM25 → each candidate re-scored with the spec's float64 arithmetic from the
+statistics the indexer stored → the window proven wide enough, or widened and asked again.
+
+Why the window is needed: OpenSearch's BM25 is the spec's formula with other arithmetic (README,
+"Exactness"): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
+float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average length leave out a
+ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
+near the top but not always in the spec's order. Why the window is enough: indexer/retrieval/bound.py,
+also for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
+limits themselves, and the pages a window wider than the result window is read in: indexer/opensearch/limits.py).
+
+The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
+already holds, or nothing.
+
+Long: the exact windowed ask, its statistics cache and the proof that the window holds the spec's
+answer (its arithmetic apart, in `indexer.retrieval.bound`); the cache is to move apart, issue 18.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+
+from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
+from indexer.opensearch import lifecycle, limits, plugin_path
+from indexer.opensearch.connection import Connection, Searches, alias_of, server_version, talking
+from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
+from indexer.opensearch.schema import FETCHED, LAW_FIELDS, RANKED_FIELD, STATISTICS_ID, law_id, terms_query
+from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
+from indexer.retrieval.bound import grouped_bound, proven
+from indexer.retrieval.corpus import Law, state_code
+from indexer.retrieval.scoring import exact_term_score
+from indexer.retrieval.spelling import Vocabulary
+from indexer.retrieval.words import words
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+# The first window asked for: wide enough that the spec's top 8 is almost always inside it, narrow
+# enough that fetching it costs little more than fetching 8. On a Texas-size generated corpus
+# (benchmarks/ask.py, 1,000 questions) 16 widened 6 questions and 32 widened 2, while 32 cost 0.4 ms a
+# question more at p50 (1.5x a raw search of size 8, against 1.2x): the fetch of each extra document
+# is most of a window's price. A window that cannot be proven wide enough is widened by WIDEN.
+WINDOW = 16
+WIDEN = 4
+
+
+@dataclass(frozen=True)
+class IndexStatistics:
+    """What the query side needs of one concrete index (the spec's `Index`, less the per-law parts)."""
+
+    index: str
+    size: int  # the spec's N: ranked laws
+    average: float  # the spec's average length over ranked laws
+    vocabulary: dict[str, int]  # word → df, in the spec's Map order
+    spelling: Vocabulary
+    doc_count: int  # Lucene's N for the field: ranked laws with at least one word
+    total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
+
+    @classmethod
+    def of(cls, index: str, body: dict[str, Any]) -> IndexStatistics:
+        vocabulary = {str(word): int(df) for word, df in body["vocabulary"]}
+        return cls(
+            index=index,
+            size=int(body["size"]),
+            average=float(body["average"]),
+            vocabulary=vocabulary,
+            spelling=Vocabulary(vocabulary),
+            doc_count=int(body["doc_count"]),
+            total_length=int(body["total_length"]),
+        )
+
+
+class OpenSearchEngine:
+    """Answers questions from the laws loaded into OpenSearch, ranked exactly as the spec ranks them."""
+
+    def __init__(self, connection: Connection, *, window: int = WINDOW, page: int = PAGE) -> None:
+        self.connection = connection
+        self.window = window
+        self.page = page  # rows a request of a family asks for
+        self._client: OpenSearch | None = None
+        self._searches: Searches | None = None
+        # Statistics per concrete index, as the spec's WeakMap keys its Index by the laws array: a
+        # reload makes a new index, so another generation never reads this one's counts.
+        self._statistics: dict[str, IndexStatistics] = {}
+        # The concrete index each state's alias pointed to when last seen.
+        self._serving: dict[str, str] = {}
+        self._legacy: bool | None = None
+        self._lock = threading.Lock()
+        # OpenSearch's limits as its refusals told them (indexer.opensearch.limits): the most term clauses a
+        # request may carry (cluster-wide), and each concrete index's result window.
+        self._clauses: int | None = None
+        self._result_window: dict[str, int] = {}
+        # Per concrete index: built for the lawindex plugin (its `_meta`, read once; indexer.opensearch.plugin_path).
+        self._on_plugin: dict[str, bool] = {}
+
+    @property
+    def client(self) -> OpenSearch:
+        if self._client is None:
+            self._client = self.connection.client()
+        return self._client
+
+    @property
+    def searches(self) -> Searches:
+        """The searches of a question's window (and a family's pages), on their lighter path."""
+        if self._searches is None:
+            self._searches = Searches(self.connection, self.client)
+        return self._searches
+
+    def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
+        """The laws of `state` that best answer `question`, best first; exactly the reference's answer."""
+        state = state_code(state)
+        asked = words(question)
+        with talking(self.connection):
+            # A search that races a reload can meet the old index as it is deleted: ask again, once,
+            # and the alias has moved by then. A second time is not a race: it is said, never raised as
+            # _Moved (a --from batch goes on past it).
+            for attempt in range(2):
+                try:
+                    return self._ask(state, question, asked, limit)
+                except _Moved as moved:
+                    if attempt:
+                        moved.fail(state, self.connection.namespace)
+        raise AssertionError("unreachable")
+
+    def cached_statistics(self, state: str) -> IndexStatistics:
+        """The statistics the last question about `state` was answered from (fetched only when there are
+        none): what `--explain` reads, without a request a question."""
+        state = state_code(state)
+        with talking(self.connection):
+            return self._cached(state)
+
+    def statistics(self, state: str) -> IndexStatistics:
+        """The statistics of the index now behind `state`'s alias (fetched once per concrete index)."""
+        state = state_code(state)
+        with talking(self.connection):
+            return self._fresh_statistics(state)
+
+    def verified(self, state: str) -> IndexStatistics:
+        """The statistics of the index behind `state`'s alias now, verified once per concrete index: what
+        `family` and `get` check before they read, so that they too serve only lawindex's own whole index of
+        the state (a cheap read of which index that is, then the statistics only when it is new)."""
+        from opensearchpy import ConnectionError, TransportError
+
+        state = state_code(state)
+        with talking(self.connection):
+            try:
+                found = self.client.get(
+                    index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False
+                )
+                known = self._statistics.get(str(found["_index"]))
+                if known is not None:
+                    return known
+            except ConnectionError:
+                raise
+            except TransportError:
+                pass  # missing, closed, several indices: the full read below says which
+            return self._fresh_statistics(state)
+
+    def _fresh_statistics(self, state: str) -> IndexStatistics:
+        """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
+        open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
+        than served, since altered statistics would alter every score without a word."""
+        from opensearchpy import NotFoundError, TransportError
+
+        alias = alias_of(state, self.connection.namespace)
+        try:
+            found = self.client.get(index=alias, id=STATISTICS_ID)
+        except NotFoundError as error:
+            info = error.info if isinstance(error.info, dict) else {}
+            if info.get("found") is False and info.get("_index"):  # the index is there, its statistics are not
+                index = str(info["_index"])
+                raise self._refusal(state, index, f"the statistics document of {index} is missing") from None
+            raise _no_index(state, self.connection.namespace) from None
+        except TransportError as error:
+            if error.status_code == 400:
+                raise self._refusal_of(state, error) from None
+            raise
+        index = str(found["_index"])
+        problem = lifecycle.seal_problem(found.get("_source"), index, state, self.connection.namespace)
+        if problem is not None:
+            raise self._refusal(state, index, problem)
+        try:
+            return self._remember(state, index, found["_source"]["statistics"])
+        except (KeyError, TypeError, ValueError):
+            raise self._refusal(state, index, f"the statistics of {index} are malformed") from None
+
+    def _refusal_of(self, state: str, error: Exception) -> ClusterRefused:
+        """Why a single-document read through the alias was refused (400): the alias points at several
+        indices, or at a closed one."""
+        from opensearchpy import AuthorizationException
+
+        namespace = self.connection.namespace
+        alias = alias_of(state, namespace)
+        try:
+            names = sorted(self.client.indices.get_alias(name=alias))
+        except AuthorizationException:  # a user allowed only the namespace's indices (indexer/node/security.py)
+            names = sorted(self.client.indices.get_alias(index=f"{namespace}-*", name=alias))
+        if len(names) > 1:
+            return self._refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
+        index = names[0] if names else alias
+        if "index_closed" in str(getattr(error, "error", "")) + str(getattr(error, "info", "")):
+            return self._refusal(state, index, f"the index {index} behind {alias} is closed")
+        return self._refusal(state, index, f"{index} refused to give its statistics ({getattr(error, 'error', '')})")
+
+    def _refusal(self, state: str, indices: str | list[str], problem: str) -> ClusterRefused:
+        """NotOurs when an index behind the alias is not lawindex's own of this state, else DamagedIndex."""
+        namespace = self.connection.namespace
+        alias = alias_of(state, namespace)
+        for index in [indices] if isinstance(indices, str) else indices:
+            foreign = lifecycle.not_ours(lifecycle.meta_of(self.client, index), index, state, namespace)
+            if foreign is not None:
+                return NotOurs(
+                    f"{state} is not served: the alias {alias} points at {index}, which lawindex did not make for "
+                    f"{state} ({foreign})",
+                    hint=lifecycle.foreign_hint(alias),
+                )
+        return DamagedIndex(
+            f"{state} is not served: {problem}",
+            hint=f"`lawindex load DIR --state {state}` rebuilds it"
+            + ("" if isinstance(indices, str) else " and moves the alias off them all"),
+        )
+
+    def _remember(self, state: str, index: str, body: dict[str, Any]) -> IndexStatistics:
+        with self._lock:
+            known = self._statistics.get(index)
+            if known is None:
+                known = self._statistics[index] = IndexStatistics.of(index, body)
+            replaced = self._serving.get(state)
+            self._serving[state] = index
+            # The generation the alias left is deleted by the load that moved it: forget its statistics,
+            # or a process that lives through many reloads keeps every vocabulary it ever read.
+            if replaced is not None and replaced != index:
+                self._statistics.pop(replaced, None)
+            return known
+
+    def _cached(self, state: str) -> IndexStatistics:
+        index = self._serving.get(state)
+        if index is not None and index in self._statistics:
+            return self._statistics[index]
+        return self._fresh_statistics(state)
+
+    def _ask(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
+        stats = self._cached(state)
+        if self._plugin_index(stats.index):
+            answered = self._ask_plugin(state, question, asked, limit, stats)
+            if answered is not None:
+                return answered
+        for _ in range(2):
+            terms = _expand(asked, stats)
+            size = max(self.window, limit)
+            sizes: list[int] = []
+            while True:
+                sizes.append(size)
+                windows = self._windows(state, stats.index, terms, size) if terms else []
+                laws = _union(windows)
+                # Which concrete index answered: every hit says; with none, ask the alias (a question that
+                # reaches nothing must still see a reload, whose vocabulary may know its words).
+                served = {str(law["_index"]) for law in laws} if laws else {self._served_now(state)}
+                if served != {stats.index}:
+                    break  # the alias moved since the vocabulary was read: expand again with the new one
+                ranked_hits = _rescore(laws, terms, stats)
+                # Every window held fewer laws than asked for: every law that shares a word is here.
+                complete = all(window.complete for window in windows)
+                if complete or _proven(ranked_hits, windows, stats, limit, self._is_legacy()):
+                    hits = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                    return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
+                size *= WIDEN
+            stats = self._fresh_statistics(state)
+        raise _Moved
+
+    def _plugin_index(self, index: str) -> bool:
+        """True when `index` was built for the lawindex plugin (its `_meta`, read once per concrete index)."""
+        known = self._on_plugin.get(index)
+        if known is None:
+            known = plugin_path.on_plugin(lifecycle.meta_of(self.client, index))
+            with self._lock:
+                if len(self._on_plugin) > 4 * len(self._statistics) + 64:  # generations long deleted
+                    self._on_plugin.clear()
+                self._on_plugin[index] = known
+        return known
+
+    def _ask_plugin(
+        self, state: str, question: str, asked: list[str], limit: int, stats: IndexStatistics
+    ) -> Answer | None:
+        """The answer from the plugin's own query, re-scored exactly and proven (`_plugin_proven`); None
+        when the window path must answer: no word to ask, the alias moved (the window path reads the new
+        statistics), or the plugin's answer could not be proven (said on stderr; never expected)."""
+        terms = _expand(asked, stats)
+        if not terms:
+            return None
+        sizes: list[int] = []
+        why = ""
+        # limit + 1: the law just past the last returned one proves the boundary. Only laws tied with the
+        # limit-th (a duplicate law, or one differing past float32's precision) need more, and get one
+        # more request with room for PLUGIN_TIES of them.
+        for size in (limit + 1, limit + 1 + PLUGIN_TIES):
+            sizes.append(size)
+            try:
+                hits = self._search(state, plugin_query(question, size), len(terms))
+            except (TooManyClauses, WindowTooLarge) as refused:
+                why = f"refused ({refused})"
+                break
+            if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
+                return None
+            ranked_hits = _rescore(hits, terms, stats)
+            # The plugin's own order must already be the spec's: anything else is a plugin not doing
+            # what it promises, and its scores are not trusted for the bound either.
+            if [str(hit["_id"]) for hit in hits[:limit]] != [law_id(str(h.source["id"])) for h in ranked_hits[:limit]]:
+                why = "its order is not the spec's"
+                break
+            if len(hits) < size or _plugin_proven(ranked_hits, hits, limit):
+                found = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                return Answer(state, question, asked, terms, found, window=Window(tuple(sizes), plugin=True))
+            why = "ties at the boundary"
+        _log.warning(
+            "lawindex: %s: the plugin's answer to %r could not be proven (%s); answered by the window path",
+            state,
+            question,
+            why,
+        )
+        return None
+
+    def _windows(self, state: str, index: str, terms: list[str], size: int) -> list[Candidates]:
+        """OpenSearch's best `size` laws for `terms`, a window per group of terms that the clause limit
+        allows in one request (one group below it), each read in pages where the result window is smaller
+        than `size`. A refusal by either limit is learnt from and the windows asked again."""
+        while True:
+            try:
+                return [self._window(state, index, group, size) for group in limits.groups(terms, self._clauses)]
+            except TooManyClauses as refused:
+                if refused.sent <= 1:
+                    raise ClusterRefused("OpenSearch refused a query of one term (its clause limit)") from None
+                self._clauses = refused.smaller()
+            except WindowTooLarge as refused:
+                if refused.limit < 1 or refused.limit >= size or self._result_window.get(index) == refused.limit:
+                    raise ClusterRefused(
+                        f"OpenSearch refused a window of {size} laws (result window {refused.limit})"
+                    ) from None
+                self._result_window[index] = refused.limit
+
+    def _window(self, state: str, index: str, terms: list[str], size: int) -> Candidates:
+        hits = limits.best(
+            lambda body: self._search(state, body, len(terms)),
+            terms_query(terms),
+            size,
+            self._result_window.get(index),
+        )
+        return Candidates(terms, hits, complete=len(hits) < size)
+
+    def _served_now(self, state: str) -> str:
+        """The concrete index behind the state's alias now (its statistics document, without its body)."""
+        from opensearchpy import NotFoundError
+
+        try:
+            found = self.client.get(index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False)
+        except NotFoundError:
+            if self._serving.get(state) is not None:
+                self._serving.pop(state, None)
+                raise _Moved from None
+            raise _no_index(state, self.connection.namespace) from None
+        return str(found["_index"])
+
+    def _search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
+        """The hits of one search request of the state's alias (`clauses` term clauses in its query).
+
+        Measured on a Texas-size corpus (benchmarks/ask.py), against a raw search of size 8 at 1.5 ms:
+        `track_total_hits` cost 1.1 ms (every match counted, no skipping), and `_source` filtering 0.6 ms
+        more than sending each document whole (the node parses and rewrites every source it filters). So
+        neither: whether the window holds every match is told by its being less than full.
+        """
+        from opensearchpy import NotFoundError, TransportError
+
+        try:
+            result = self.searches.search(alias_of(state, self.connection.namespace), body)
+        except NotFoundError as error:
+            if self._serving.get(state) is not None:
+                self._serving.pop(state, None)
+                raise _Moved(error) from None
+            raise _no_index(state, self.connection.namespace) from None
+        except TransportError as error:
+            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.opensearch.limits).
+            refused = limits.limit_refused(error, clauses, int(body.get("size", 0)))
+            if refused is not None:
+                raise refused from None
+            # A search that reached an index as a reload deleted it fails on its shards.
+            if error.status_code in (400, 404, 503) and self._serving.get(state) is not None:
+                self._serving.pop(state, None)
+                raise _Moved(error) from None
+            raise
+        hits: list[dict[str, Any]] = result["hits"]["hits"]
+        return hits
+
+    def legacy(self) -> bool:
+        """True where the cluster's BM25 multiplies by (k1+1) (OpenSearch 2.x); asked once."""
+        with talking(self.connection):
+            return self._is_legacy()
+
+    def _is_legacy(self) -> bool:
+        """True where OpenSearch's BM25 multiplies by (k1+1): 2.x's LegacyBM25Similarity; 3.x drops it."""
+        if self._legacy is None:
+            major = int(server_version(self.client).split(".")[0])
+            self._legacy = major < 3
+        return self._legacy
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of one family, in corpus order (a page row is reached by its family, not by
+        words): every row, however many pages they take, all from one index."""
+        state = state_code(state)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
+        query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
+        with talking(self.connection):
+            for attempt in range(2):
+                try:
+                    rows = self._every(state, query)
+                except _Moved as moved:
+                    if attempt:
+                        moved.fail(state, self.connection.namespace)
+                    continue
+                # A reload between two pages would mix two generations' rows: read them again.
+                if len({str(row["_index"]) for row in rows}) <= 1:
+                    return [_law(row["_source"]) for row in rows]
+            raise ClusterRefused(
+                f"the index behind {alias_of(state, self.connection.namespace)} changed while the family was read",
+                hint="ask again",
+            )
+
+    def _every(self, state: str, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every hit of `query` on the state's alias, in corpus order, in pages within the result window."""
+        page = self.page
+        while True:
+            try:
+                return limits.every(lambda body: self._search(state, body, 2), query, list(FETCHED), page)
+            except WindowTooLarge as refused:
+                if refused.limit < 1 or refused.limit >= page:
+                    raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None
+                page = refused.limit
+            except TooManyClauses:
+                raise ClusterRefused("OpenSearch refused a query of two terms (its clause limit)") from None
+
+    def get(self, state: str, law: str) -> Law:
+        """One law of `state` by its id."""
+        state = state_code(state)
+        self.verified(state)  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
+        from opensearchpy import NotFoundError
+
+        with talking(self.connection):
+            try:
+                found = self.client.get(
+                    index=alias_of(state, self.connection.namespace), id=law_id(law), _source_includes=list(FETCHED)
+                )
+            except NotFoundError as error:
+                if isinstance(error.info, dict) and error.info.get("found") is False:
+                    raise NotFound(f"{state} has no law {law!r}") from None
+                raise _no_index(state, self.connection.namespace) from None
+        return _law(found["_source"])
+
+
+class _Moved(Exception):
+    """The alias moved while a question was being answered (`cause`: the failure that showed it)."""
+
+    def __init__(self, cause: Exception | None = None) -> None:
+        super().__init__()
+        self.cause = cause
+
+    def fail(self, state: str, namespace: str) -> NoReturn:
+        """It moved again on the second try: the failure that showed it (to `talking`, which says what
+        OpenSearch answered), or a ClusterRefused; never a _Moved, which would be a traceback."""
+        if self.cause is not None:
+            raise self.cause from None
+        raise ClusterRefused(
+            f"the index behind {alias_of(state, namespace)} changed twice while the question was answered",
+            hint="ask again; a load of the state was swapping its index",
+        ) from None
+
+
+_log = logging.getLogger("lawindex.query")
+
+# Laws tied with the limit-th (equal spec scores, or within a float32 unit of it) that the plugin's second
+# request has room for: a generated Texas's duplicates come in twos and threes.
+PLUGIN_TIES = 24
+
+
+def plugin_query(question: str, size: int) -> dict[str, Any]:
+    """The search body of the plugin's query (indexer.opensearch.plugin_path): the question as the learner typed it,
+    analysed and expanded on the node, `size` laws by the spec's score."""
+    return {
+        "size": size,
+        "track_total_hits": False,
+        "query": {plugin_path.QUERY: {"question": question, "field": RANKED_FIELD}},
+    }
+
+
+def _plugin_proven(ranked_hits: list[_Scored], hits: list[dict[str, Any]], limit: int) -> bool:
+    """True when no law outside the plugin's hits can enter the top `limit`.
+
+    The plugin's `_score` is the float64 spec score rounded to the nearest float32, then raised by none or
+    a few units in the last place where float32 would tie laws that the spec tells apart (plugin/README.md):
+    so a law's spec score is at most the next float32 above its `_score`. The collector keeps the best
+    `_score`s, so a law left out has a `_score` at most the lowest one returned, and a spec score at most
+    the next float32 above that. The limit-th spec score of the hits must be strictly above it (an equal
+    one could win on corpus order)."""
+    if len(ranked_hits) < limit:
+        return False
+    lowest = np.float32(min(float(hit["_score"]) for hit in hits))
+    return ranked_hits[limit - 1].score > float(np.nextafter(lowest, np.float32(np.inf)))
+
+
+def _no_index(state: str, namespace: str) -> NoIndex:
+    return NoIndex(
+        f"no index for {state}: nothing is loaded under {alias_of(state, namespace)}",
+        hint=f"load it with `lawindex load corpora --state {state}`",
+    )
+
+
+def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
+    """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order."""
+    return stats.spelling.terms(asked)
+
+
+def _law(source: dict[str, Any]) -> Law:
+    return Law.model_validate({key: source.get(key) for key in LAW_FIELDS})
+
+
+def _exact(source: dict[str, Any], terms: list[str], stats: IndexStatistics) -> float:
+    """The spec's score of one law: its terms summed in `asked` order, in float64."""
+    counts: dict[str, int] = source["counts"]
+    length = int(source["length"])
+    score = 0.0
+    for term in terms:
+        tf = counts.get(term, 0)
+        if tf:
+            score += exact_term_score(tf, stats.vocabulary[term], stats.size, length, stats.average)
+    return score
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """A window's law by the spec's score, before it is made a Law (only the returned ones are)."""
+
+    source: dict[str, Any]
+    score: float
+    order: int
+
+
+def _rescore(laws: list[dict[str, Any]], terms: list[str], stats: IndexStatistics) -> list[_Scored]:
+    """The window's laws by the spec's score, ties in corpus order, as the spec's stable sort leaves them."""
+    scored = [
+        _Scored(hit["_source"], _exact(hit["_source"], terms, stats), int(hit["_source"]["order"])) for hit in laws
+    ]
+    scored = [hit for hit in scored if hit.score > 0]
+    scored.sort(key=lambda hit: (-hit.score, hit.order))
+    return scored
+
+
+def _hit(scored: _Scored, terms: list[str]) -> Hit:
+    """A returned law, with what its exact score was computed from (so `--explain` needs nothing more)."""
+    counts: dict[str, int] = scored.source["counts"]
+    return Hit(
+        law=_law(scored.source),
+        score=scored.score,
+        order=scored.order,
+        counts={term: counts[term] for term in terms if counts.get(term)},
+        length=int(scored.source["length"]),
+    )
+
+
+def _union(windows: list[Candidates]) -> list[dict[str, Any]]:
+    """The laws of every window, each once (a law with words of two groups is in both windows)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for window in windows:
+        for hit in window.hits:
+            seen.setdefault(str(hit["_id"]), hit)
+    return list(seen.values())
+
+
+def _proven(
+    ranked_hits: list[_Scored], windows: list[Candidates], stats: IndexStatistics, limit: int, legacy: bool
+) -> bool:
+    """True when no law outside the windows can enter the top `limit` (indexer.retrieval.bound: why)."""
+    vocabulary = stats.vocabulary
+    incomplete = [([vocabulary[t] for t in window.terms], window.lowest) for window in windows if not window.complete]
+    outside = grouped_bound(incomplete, stats.size, stats.doc_count, legacy)
+    return proven([hit.score for hit in ranked_hits[:limit]], limit, outside)

@@ -1,0 +1,41 @@
+"""The shape of a state's index: field names, document ids, the fields fetched, the term-query body.
+
+One place for what `load` writes and `query` and `verify` read, so that neither side imports the other:
+a field renamed here is renamed for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+# Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
+SCHEMA = 2
+
+# The document that carries what the query side needs of the whole state (the spec's Index, less the
+# per-law parts, which ride on each law's own document). Law documents are `law:<id>`, so no law id
+# can collide with it.
+STATISTICS_ID = "statistics"
+
+# The ranked field: a law's law, question and concept, analysed by mappings/laws.json into words().
+# A process row has none, so that Lucene counts it in neither N nor df nor the average length.
+RANKED_FIELD = "words"
+
+# The fields of a Law (indexer.retrieval.corpus.Law), stored as they are in each law's document.
+LAW_FIELDS = ("id", "kind", "law", "question", "concept", "family", "source")
+# What each law's document adds: its place in the corpus (ties), and what its exact score is computed
+# from (its length in words and each word's count), so the query side never re-tokenizes a law.
+SCORE_FIELDS = ("order", "length", "counts")
+# The fields fetched with a law.
+FETCHED = (*LAW_FIELDS, *SCORE_FIELDS)
+
+
+def law_id(law: str) -> str:
+    """The `_id` of a law's document."""
+    return f"law:{law}"
+
+
+def terms_query(terms: Sequence[str]) -> dict[str, Any]:
+    """The query that sums the BM25 terms of `terms` on the ranked field: one `term` clause per word, so
+    the learner's text never reaches a query parser."""
+    return {"bool": {"should": [{"term": {RANKED_FIELD: term}} for term in terms]}}

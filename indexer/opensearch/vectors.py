@@ -1,0 +1,273 @@
+"""Meaning on OpenSearch: the rows' vectors in a `knn_vector` field, and `--by meaning` / `--by hybrid`
+answered from them, equal to the reference engine's answers (indexer.retrieval.meaning), ids and order.
+
+Loading. Where every node has the k-NN plugin (indexer.opensearch.plugins), `lawindex load` gives each state's new index
+`index.knn: true` and the field `vector`: 256 dimensions, HNSW on the **Lucene** engine, inner product,
+named explicitly (the zips carry no native library: a faiss field, faiss being the default engine, kills
+the node on its first write). Each row's document carries its vector (indexer.embedding: the grid's float32
+values, which JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which
+the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
+rebuilds the index (the same alias swap, ownership and seal as ever). Where k-NN is missing the load is
+the words-only load it always was.
+
+Asking by meaning. OpenSearch scores every row exactly, by brute force: a `script_score` query with the
+k-NN plugin's `knn_score` script (`innerproduct`: 1 + dot for a dot >= 0, 1 / (1 - dot) below), in float32;
+no HNSW graph is consulted, so nothing is approximate but the arithmetic. A window of the best W rows
+(W = max(WINDOW, limit)) is re-scored exactly from the stored vectors (the float64 dot product, exact on
+the grid), sorted by cosine then corpus order, and proven wide enough: OpenSearch returns the W best
+float32 scores, so a row left out scores at most the window's lowest, s; its float32 dot product is then at
+most d(s) (the script's transform inverted), and its exact one at most d(s) + FLOAT32_DOT_SLACK (the
+float32 error of a 256-term dot product of unit vectors, whatever order or FMA Lucene sums in, is at most
+γ_256 · Σ|a_i·b_i| <= 256 · 2^-24 / (1 - 256 · 2^-24) ≈ 1.53e-5; 1e-4 is over six of that). When the
+limit-th exact cosine in the window is above that bound, no row outside can enter; else the window widens
+(x4) and is asked again. A window holding fewer rows than asked for holds every row.
+
+Hybrid. The fusion needs both full rankings (indexer.retrieval.meaning): every law sharing a word, from the exact
+words `ask` with a limit of every ranked law, and every row by meaning, one window as wide as the state
+(complete, so re-scored without a bound). lawindex fuses them, so the answer is the reference's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from indexer.errors import ClusterRefused, NoMeaning
+from indexer.opensearch import lifecycle, limits, plugins
+from indexer.opensearch.schema import FETCHED
+from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
+from indexer.retrieval.corpus import Corpus, state_code
+from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, identity, row_text
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+    from indexer.opensearch.query import IndexStatistics, OpenSearchEngine
+
+VECTOR_FIELD = "vector"
+WINDOW = 16
+WIDEN = 4
+FLOAT32_DOT_SLACK = 1e-4
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a load adds to a state's index for meaning: the embedder, and what it makes of a corpus."""
+
+    embedder: Embedder
+
+    @property
+    def identity(self) -> str:
+        """What the index's fingerprint records: `model@version`."""
+        return identity(self.embedder)
+
+    def extend(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` (a create-index request, its `_meta.lawindex` set) with the vector field: changed, returned."""
+        body["settings"]["index"]["knn"] = True
+        body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
+        body["mappings"]["_meta"]["lawindex"]["meaning"] = {
+            "model": self.embedder.model,
+            "version": self.embedder.version,
+            "dimension": self.embedder.dimension,
+            "field": VECTOR_FIELD,
+        }
+        return body
+
+    def vectors(self, corpus: Corpus) -> Vectors:
+        """Every row's vector, in corpus order."""
+        return self.embedder.embed([row_text(law) for law in corpus.laws])
+
+
+def mapping(dimension: int) -> dict[str, Any]:
+    """The `knn_vector` field: the Lucene engine, named (never faiss, the default, nor nmslib)."""
+    return {
+        "type": "knn_vector",
+        "dimension": dimension,
+        "method": {"name": "hnsw", "engine": "lucene", "space_type": "innerproduct"},
+    }
+
+
+def for_cluster(client: OpenSearch) -> Meaning | None:
+    """The meaning a load adds where every node has k-NN; None (words only) where one lacks it."""
+    return Meaning(default_embedder()) if plugins.every_node_has(client, plugins.KNN) else None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Asking.
+
+# Per concrete index (a generation's name is never reused): its `_meta.lawindex.meaning` (or None) and how
+# many rows it holds. Bounded: a service asked of many generations starts again past it.
+_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int]] = {}
+_KEPT = 1024
+
+
+def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
+    """How many rows the index holds, once its meaning is checked: vectors there, made by this
+    lawindex's embedder; else NoMeaning, saying what is missing."""
+    if stats.index not in _MEANING_OF:
+        if len(_MEANING_OF) > _KEPT:
+            _MEANING_OF.clear()
+        meta = lifecycle.meta_of(engine.client, stats.index)
+        meaning = meta.get("meaning")
+        _MEANING_OF[stats.index] = (meaning if isinstance(meaning, dict) else None, int(meta.get("laws", 0)))
+    found, rows = _MEANING_OF[stats.index]
+    if found is None:
+        from indexer.opensearch.connection import server_version
+
+        version = server_version(engine.client)
+        if not plugins.every_node_has(engine.client, plugins.KNN):
+            raise NoMeaning(plugins.knn_missing(engine.connection.url, version), hint=plugins.knn_missing_hint())
+        raise NoMeaning(
+            f"{stats.index} was loaded without vectors (the cluster had no k-NN plugin then)",
+            hint="`lawindex load` again: it rebuilds the index with them",
+        )
+    mine = default_embedder()
+    if (found.get("model"), found.get("version")) != (mine.model, mine.version):
+        raise NoMeaning(
+            f"{stats.index}'s vectors were made by {found.get('model')}@{found.get('version')}, and this lawindex "
+            f"embeds questions with {identity(mine)}",
+            hint="`lawindex load` again with this lawindex",
+        )
+    return rows
+
+
+def _score_query(question: Vectors) -> dict[str, Any]:
+    """Every row scored by the k-NN plugin's exact script: no graph, every row with a vector."""
+    return {
+        "script_score": {
+            "query": {"exists": {"field": VECTOR_FIELD}},
+            "script": {
+                "source": "knn_score",
+                "lang": "knn",
+                "params": {"field": VECTOR_FIELD, "query_value": question.tolist(), "space_type": "innerproduct"},
+            },
+        }
+    }
+
+
+def dot_of_score(score: float) -> float:
+    """The dot product a `knn_score` innerproduct score stands for (its transform inverted)."""
+    return score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
+
+
+@dataclass(frozen=True)
+class _Row:
+    source: dict[str, Any]
+    cosine: float
+    order: int
+
+
+def _rescored(hits: Sequence[dict[str, Any]], question: Vectors) -> list[_Row]:
+    """The window's rows by exact cosine (from their stored vectors), ties in corpus order."""
+    if not hits:
+        return []
+    stored = np.array([hit["_source"][VECTOR_FIELD] for hit in hits], dtype=np.float32)
+    exact = stored.astype(np.float64) @ question.astype(np.float64)
+    rows = [
+        _Row(hit["_source"], float(value), int(hit["_source"]["order"])) for hit, value in zip(hits, exact, strict=True)
+    ]
+    rows.sort(key=lambda row: (-row.cosine, row.order))
+    return rows
+
+
+def _window(
+    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, size: int
+) -> list[dict[str, Any]]:
+    body = _score_query(question)
+    found = limits.best(
+        lambda request: engine._search(state, {**request, "_source": [*FETCHED, VECTOR_FIELD]}, 1),
+        body,
+        size,
+        engine._result_window.get(stats.index),
+    )
+    # Which generation answered: every hit says; with none (a generation loaded without vectors has no
+    # row with the field), ask the alias, as the words path does.
+    served = {str(hit["_index"]) for hit in found} if found else {engine._served_now(state)}
+    if served != {stats.index}:
+        raise _Stale
+    return found
+
+
+class _Stale(Exception):
+    """The alias moved to another generation since its statistics were read."""
+
+
+def _by_meaning(
+    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, limit: int, rows: int | None
+) -> list[_Row]:
+    """The best `limit` rows by exact cosine (every row when `rows`, the state's count, is given)."""
+    size = max(WINDOW, limit) if rows is None else max(rows, 1) + 1
+    while True:
+        found = _window(engine, state, stats, question, size)
+        ranked = _rescored(found, question)
+        if len(found) < size:  # every row is here
+            return ranked[: len(ranked) if rows is not None else limit]
+        lowest = dot_of_score(float(found[-1]["_score"]))
+        if len(ranked) >= limit and ranked[limit - 1].cosine > lowest + FLOAT32_DOT_SLACK:
+            return ranked[:limit]
+        size *= WIDEN
+
+
+def answer(
+    engine: OpenSearchEngine,
+    state: str,
+    question: str,
+    limit: int = RETRIEVED_LAWS,
+    by: str = "meaning",
+    rrf_k: int = RRF_K,
+) -> Answer:
+    """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
+    from indexer.opensearch.connection import talking
+    from indexer.opensearch.query import _law
+    from indexer.retrieval.meaning import fuse, question_vector
+    from indexer.retrieval.words import words
+
+    state = state_code(state)
+    asked_vector = question_vector(question)
+    with talking(engine.connection):
+        for attempt in range(2):
+            stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
+            try:
+                rows = _meaning_of(engine, stats)
+            except NoMeaning:
+                if attempt == 0:
+                    continue  # the cached generation may be an old one: asked again of the alias's own
+                raise
+            terms = stats.spelling.terms(words(question))
+            if not asked_vector.any():
+                return Answer(state, question, words(question), terms, [], by=by, rrf_k=_k(by, rrf_k), reached=[])
+            chosen: list[tuple[_Row, float, int | None, int | None]]
+            try:
+                if by == "meaning":
+                    chosen = [
+                        (row, row.cosine, None, rank)
+                        for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
+                    ]
+                else:
+                    every = _by_meaning(engine, state, stats, asked_vector, limit, rows)
+                    # Every law sharing a word: the exact words answer with room for every ranked law.
+                    by_words = engine.ask(state, question, max(stats.size, 1)).hits if terms else []
+                    if engine.cached_statistics(state).index != stats.index:
+                        raise _Stale  # the words came from a newer generation than the meaning
+                    by_order = {row.order: row for row in every}
+                    fused = fuse([hit.order for hit in by_words], [row.order for row in every], rrf_k)[:limit]
+                    chosen = [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
+            except _Stale:
+                continue
+            hits, reached = [], []
+            for row, value, words_rank, meaning_rank in chosen:
+                counts: dict[str, int] = row.source["counts"]
+                tfs = {term: counts[term] for term in terms if counts.get(term)}
+                hits.append(Hit(_law(row.source), value, row.order, tfs, int(row.source["length"])))
+                reached.append(Reached(words_rank, meaning_rank, row.cosine))
+            return Answer(state, question, words(question), terms, hits, by=by, rrf_k=_k(by, rrf_k), reached=reached)
+    raise ClusterRefused(
+        f"the index behind {state}'s alias changed twice while the question was answered", hint="ask again"
+    )
+
+
+def _k(by: str, rrf_k: int) -> int | None:
+    return rrf_k if by == "hybrid" else None

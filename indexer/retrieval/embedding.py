@@ -1,0 +1,191 @@
+"""The embedder: a text as a unit vector, so that a question reaches the rows nearest it in meaning.
+
+One small interface (`Embedder`: a model name and version, which go into an index's fingerprint, and
+`embed(texts)`), and the default behind it: WordLlama's `l2_supercat` at 256 dimensions (the `wordllama`
+wheel on PyPI, MIT), whose weights and tokenizer ship inside the wheel. It is loaded with no network:
+`WordLlama.load(cache_dir=<the package's own folder>, disable_download=True)`. (Its default `load()`
+looks for the tokenizer in `wordllama/tokenizer/`, while the wheel puts it in `wordllama/tokenizers/`,
+and then goes to a model hub; the package's folder as the cache directory is where it does look,
+`<cache_dir>/tokenizers/`, and `disable_download` makes a missing file an error, never a download.)
+
+What a vector is, to the last bit, so that every engine and every run computes the same one:
+
+- the tokens: WordLlama's tokenizer, without special tokens, padding or truncation;
+- the pooling: the mean of the tokens' rows of the (float32) embedding matrix, summed in float64 token
+  by token in the text's order (a fixed order: not WordLlama's batched float32 `np.sum`, whose result can
+  depend on which texts share a batch and on the machine's SIMD width), divided by the count;
+- the norm: `math.fsum` of the squares (correctly rounded, so in no order of the machine's choosing), its
+  square root, and each component divided by it, in float64;
+- the grid: each component rounded (half to even) to a multiple of 2^-GRID_BITS and kept as float32,
+  which holds it exactly (a component is at most 1, so at most GRID_BITS significant bits).
+
+On the grid a product of two components is a multiple of 2^-(2·GRID_BITS) of magnitude at most 1, an
+integer below 2^40 in those units, and a sum of DIMENSION of them is below 2^48 < 2^53: so the float64 dot
+product of two vectors is exact whatever order BLAS adds it in. The cosine (indexer.retrieval.meaning) is therefore
+the same number in process, from OpenSearch's stored vectors, on any machine. A text with no tokens (the
+empty question) is the zero vector: it is near nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from indexer.retrieval.corpus import Law
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+DIMENSION = 256
+# 2^-20 per component: a component of a 256-d unit vector is about 0.06 on average, so the grid keeps
+# it to a relative 1.6e-5, far below what separates two rows' meanings, and keeps every dot product
+# exact (see above: 2·20 + log2(256) = 48 bits < 53).
+GRID_BITS = 20
+_GRID = float(2**GRID_BITS)
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors (rows of a float32 matrix), the same bytes on every run."""
+
+    @property
+    def model(self) -> str:
+        """The model's name, as an index's fingerprint and `_meta` carry it."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """The model's version: its package's and a digest of its weights."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, L2-normalised (the zero row for a text with no tokens), on the grid."""
+        ...
+
+
+def row_text(law: Law) -> str:
+    """The text a row is embedded from: its law, its question and its concept, for every row, process
+    rows included (an agency page reaches the model by its meaning, never by its words)."""
+    return f"{law.law} {law.question} {law.concept.replace('-', ' ')}"
+
+
+def identity(embedder: Embedder) -> str:
+    """`model@version`: what an index's fingerprint records of the embedder its vectors came from."""
+    return f"{embedder.model}@{embedder.version}"
+
+
+def normalised(sums: npt.NDArray[np.float64]) -> Vectors:
+    """Each row of `sums` (float64) divided by its length, on the grid, as float32 (zero rows stay zero)."""
+    out = np.zeros(sums.shape, dtype=np.float32)
+    for row in range(sums.shape[0]):
+        values = sums[row]
+        norm = math.sqrt(math.fsum(float(x) * float(x) for x in values))
+        if norm > 0.0:
+            out[row] = np.round(values / norm * _GRID) / _GRID
+    return out
+
+
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """The root logger as it was: wordllama's import calls `logging.basicConfig(level=INFO)`, which printed
+    every opensearch-py request of a `lawindex ask` on stderr."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+
+
+class WordLlamaEmbedder:
+    """WordLlama `l2_supercat`, 256 dimensions, from the files inside the `wordllama` wheel."""
+
+    def __init__(self) -> None:
+        from tokenizers import Tokenizer
+
+        with _logging_kept():
+            import wordllama  # type: ignore[import-untyped]
+            from wordllama import WordLlama
+
+        folder = Path(wordllama.__file__).resolve().parent
+        loaded = WordLlama.load(config="l2_supercat", dim=DIMENSION, cache_dir=folder, disable_download=True)
+        self._matrix = np.ascontiguousarray(loaded.embedding, dtype=np.float32)
+        # A copy of its tokenizer without the padding WordLlama turns on: each text's own tokens only.
+        self._tokenizer: Tokenizer = Tokenizer.from_str(loaded.tokenizer.to_str())
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self._lock = threading.Lock()  # a Rust tokenizer used from several threads (serve): one at a time
+        digest = hashlib.sha256(self._matrix.tobytes()).hexdigest()[:12]
+        self._version = f"{wordllama.__version__}+{digest}"
+
+    @property
+    def model(self) -> str:
+        return f"wordllama-l2_supercat-{DIMENSION}"
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def tokens(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids, in order."""
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        vocabulary = self._matrix.shape[0]
+        return [[min(max(token, 0), vocabulary - 1) for token in one.ids] for one in encoded]
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One unit vector per text (see the module's docstring for its arithmetic)."""
+        ids = self.tokens(texts)
+        lengths = np.array([len(one) for one in ids], dtype=np.intp)
+        sums = np.zeros((len(ids), DIMENSION), dtype=np.float64)
+        flat = np.fromiter((token for one in ids for token in one), dtype=np.intp, count=int(lengths.sum()))
+        rows = self._matrix[flat].astype(np.float64)
+        # The sum of each text's rows, token by token in its order: the k-th token of every text at once,
+        # so the additions per text are the same sequence whatever texts are embedded with it.
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(ids) else lengths
+        for k in range(int(lengths.max()) if len(ids) else 0):
+            having = (lengths > k).nonzero()[0]
+            sums[having] += rows[starts[having] + k]
+        counted = np.maximum(lengths, 1).astype(np.float64)[:, None]
+        return normalised(sums / counted)
+
+
+@cache
+def _default() -> WordLlamaEmbedder:
+    return WordLlamaEmbedder()
+
+
+_loading = threading.Lock()
+
+
+def default_embedder() -> Embedder:
+    """The embedder lawindex ships with, loaded once per process (0.1-0.9 s, no network)."""
+    with _loading:
+        return _default()
+
+
+def cosines(vectors: Vectors, question: Vectors) -> npt.NDArray[np.float64]:
+    """The dot product of each row of `vectors` with `question` (both on the grid), exact in float64 in
+    any order of addition (see the module's docstring): the cosine of unit vectors."""
+    return vectors.astype(np.float64) @ question.astype(np.float64)

@@ -1,0 +1,160 @@
+"""The engines a question can be asked of, behind one small interface: `engine(name).ask(...)`.
+
+`reference` is the spec's BM25 in process over the corpus files (indexer.retrieval.reference); `opensearch` is
+the same ranking from the laws loaded into OpenSearch (indexer.opensearch.query). The CLI only ever calls
+`engine()`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from indexer.errors import BadInput, NotFound
+from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer
+from indexer.retrieval.corpus import Corpus, Law, read_corpora, state_code
+
+if TYPE_CHECKING:
+    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.retrieval.explain import Contribution
+
+ENGINES = ("reference", "opensearch")
+
+# A question is what a learner types on a phone. Past this it is a pasted document, refused rather
+# than cut: a cut question would be answered as a question nobody asked.
+MAX_QUESTION_CHARS = 2000
+MAX_LIMIT = 100
+
+
+class Engine(Protocol):
+    """Answers a question about one state's laws."""
+
+    def ask(
+        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+    ) -> Answer:
+        """The best `limit` laws of `state` for `question`, best first (none for a question without words),
+        by words (the spec's BM25), meaning or hybrid (indexer.retrieval.meaning)."""
+        ...
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of family `key`, in corpus order: a page row is reached by its family."""
+        ...
+
+    def explain(self, answer: Answer) -> list[list[Contribution]]:
+        """Per hit of `answer`, each asked word's part of its score (they sum to the score exactly)."""
+        ...
+
+    def get(self, state: str, law: str) -> Law:
+        """The law of `state` whose id is `law`; BadInput when there is none."""
+        ...
+
+
+def check_question(question: str, limit: int = RETRIEVED_LAWS) -> None:
+    """Nothing, or BadInput for a question over MAX_QUESTION_CHARS characters or a limit outside 1..100."""
+    if len(question) > MAX_QUESTION_CHARS:
+        raise BadInput(
+            f"the question has {len(question):,} characters, more than the {MAX_QUESTION_CHARS:,} accepted",
+            hint="ask a shorter question; it is not cut for you",
+        )
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadInput(f"the limit must be 1..{MAX_LIMIT}, got {limit}")
+
+
+class ReferenceEngine:
+    """The spec's BM25 over `<corpora>/<STATE>.jsonl`: each state's file read (and checked) once, on its
+    first question, and its statistics kept for every question after."""
+
+    def __init__(self, corpora: Path) -> None:
+        self._directory = corpora
+        self._corpora: dict[str, Corpus] = {}
+
+    def corpus(self, state: str) -> Corpus:
+        """The state's corpus, read on first use; BadInput for a bad code, a missing or bad file."""
+        code = state_code(state)
+        if code not in self._corpora:
+            (self._corpora[code],) = read_corpora(self._directory, [code], fingerprint=False)
+        return self._corpora[code]
+
+    def ask(
+        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+    ) -> Answer:
+        """The spec's `bm25` answer, with the words and terms that reached it; or by meaning or hybrid."""
+        from indexer.retrieval import reference
+
+        check_question(question, limit)
+        if by == "words":
+            return reference.ask(self.corpus(state), question, limit)
+        from indexer.retrieval import meaning as rank
+
+        rank.check_way(by, rrf_k)
+        return rank.answer(self.corpus(state), question, limit, by, rrf_k)
+
+    def explain(self, answer: Answer) -> list[list[Contribution]]:
+        """Each hit's parts, from the statistics of the state's file."""
+        from indexer.retrieval import reference
+        from indexer.retrieval.explain import explain
+
+        return explain(answer, reference.statistics(self.corpus(answer.state).laws))
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of family `key` in the state's file, in corpus order."""
+        return [law for law in self.corpus(state).laws if law.kind == "process" and law.family == key]
+
+    def get(self, state: str, law: str) -> Law:
+        """The law whose id is `law` in the state's file."""
+        for found in self.corpus(state).laws:
+            if found.id == law:
+                return found
+        raise NotFound(f"{state_code(state)} has no law {law!r}")
+
+
+class CheckedOpenSearchEngine:
+    """indexer.opensearch.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
+
+    def __init__(self, connection: Connection) -> None:
+        from indexer.opensearch.query import OpenSearchEngine
+
+        self.engine: OpenSearchEngine = OpenSearchEngine(connection)
+
+    def ask(
+        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+    ) -> Answer:
+        """The spec's exact answer, from OpenSearch; or by meaning or hybrid, equal to the reference's."""
+        check_question(question, limit)
+        if by == "words":
+            return self.engine.ask(state, question, limit)
+        from indexer.opensearch import vectors
+        from indexer.retrieval import meaning as rank
+
+        rank.check_way(by, rrf_k)
+        return vectors.answer(self.engine, state, question, limit, by, rrf_k)
+
+    def explain(self, answer: Answer) -> list[list[Contribution]]:
+        """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,
+        not the statistics document fetched again for every question."""
+        from indexer.retrieval.explain import explain
+
+        return explain(answer, self.engine.cached_statistics(answer.state))
+
+    def family(self, state: str, key: str) -> list[Law]:
+        """The process rows of family `key`, in corpus order, from OpenSearch."""
+        return self.engine.family(state, key)
+
+    def get(self, state: str, law: str) -> Law:
+        """One law, from OpenSearch."""
+        return self.engine.get(state, law)
+
+
+def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection | None = None) -> Engine:
+    """The engine called `name` (one of ENGINES); BadInput for any other name.
+
+    `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200).
+    """
+    if name == "reference":
+        return ReferenceEngine(corpora)
+    if name == "opensearch":
+        from indexer.opensearch.connection import Connection
+
+        return CheckedOpenSearchEngine(connection or Connection.from_env())
+    raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")
