@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from indexer import lifecycle, mappings
+from indexer import integrity, lifecycle, mappings
 from indexer.corpus import Corpus, Law
 from indexer.errors import LoadFailed, LoadInterrupted
 from indexer.opensearch import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
@@ -59,7 +59,9 @@ def documents(
     corpus: Corpus, stats: Counts, *, index: str = "", namespace: str = DEFAULT_NAMESPACE
 ) -> Iterator[dict[str, Any]]:
     """The bulk actions for a state: one document per law, then the statistics document, sealed for
-    `index` (its name, state, namespace and fingerprint under a checksum: lifecycle.seal)."""
+    `index` (its name, state, namespace and fingerprint under a checksum: lifecycle.seal), with every law
+    document's digest in it (indexer/integrity.py), so that a law altered later is never served."""
+    digests: list[bytes] = []
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
@@ -72,6 +74,7 @@ def documents(
         # df nor the average length: the spec's `ranked`.
         if ranked(law):
             source[RANKED_FIELD] = ranked_text(law)
+        digests.append(integrity.digest(source))
         yield {"_id": law_id(law.id), "_source": source}
     yield {
         "_id": STATISTICS_ID,
@@ -90,6 +93,7 @@ def documents(
                     # A list, not an object: the vocabulary's order is the spec's Map order, which
                     # decides the order expansion returns words in, and so the order scores are summed.
                     "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
+                    "digests": integrity.pack(digests),
                 },
             },
             namespace=namespace,
@@ -171,13 +175,15 @@ def _current(client: OpenSearch, corpus: Corpus, namespace: str) -> tuple[list[s
 
 
 def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> bool:
-    """True when `index` is open and holds every law and its statistics, sealed for it and this corpus: a
-    count and one get, so that an index closed, emptied or with its statistics damaged is rebuilt, not
-    called unchanged."""
+    """True when `index` is open and holds every law and its statistics, sealed for it and this corpus, and
+    nothing was written to it since: a count, one get and one search, so that an index closed, emptied,
+    with its statistics damaged or a law altered (`_update`) is rebuilt, not called unchanged."""
     from opensearchpy import ConnectionError, TransportError
 
     try:
         if client.count(index=index)["count"] != len(corpus.laws) + 1:
+            return False
+        if _written_since(client, index, len(corpus.laws)):
             return False
         found = client.get(index=index, id=STATISTICS_ID)
     except ConnectionError:
@@ -188,6 +194,19 @@ def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str) -> b
     if lifecycle.seal_problem(source, index, corpus.state, namespace) is not None:
         return False
     return lifecycle.sealed_fingerprint(source) == fingerprint(corpus)
+
+
+def _written_since(client: OpenSearch, index: str, laws: int) -> bool:
+    """True when a document of `index` was written after its load: the load's own writes are its laws and
+    the statistics, one operation each, numbered 0..laws on the shard (sequence numbers), so any later
+    write (an `_update`, a delete and put) numbers past `laws`. Refreshed first: the index never refreshes
+    by itself (refresh_interval -1), and an unrefreshed write is invisible to a search, not to a get.
+    (A bulk request the client sent twice would look the same: that state is rebuilt, never wrongly kept.)
+    One search of one hit, with read permission only (indexer/security.py's role)."""
+    client.indices.refresh(index=index)
+    body = {"size": 1, "_source": False, "track_total_hits": False, "sort": [{"_seq_no": "desc"}]}
+    hits = client.search(index=index, body=body)["hits"]["hits"]
+    return not hits or int(hits[0]["sort"][0]) != laws
 
 
 def _generations(client: OpenSearch, state: str, namespace: str) -> list[str]:
@@ -256,12 +275,13 @@ def load_state(
     locks_ensured: bool = False,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    force: bool = False,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
     nothing is written or deleted. `replicas` fixes the new index's replicas (default: mappings/laws.json's
     auto_expand_replicas 0-1); the alias moves only once the index is green, within `green_timeout` seconds
-    (GREEN_TIMEOUT by default)."""
+    (GREEN_TIMEOUT by default). `force` rebuilds the state even when its index is intact."""
     began = time.perf_counter()
     ranked_laws, process = counts(corpus.laws)
 
@@ -274,6 +294,7 @@ def load_state(
     # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
     # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
     current, intact = _current(client, corpus, namespace)
+    intact = intact and not force
     if dry_run:
         return done("would be unchanged" if intact else "would index", current[0] if intact else None)
     if intact and _generations(client, corpus.state, namespace) == current:
@@ -282,6 +303,7 @@ def load_state(
     with lifecycle.StateLock(client, corpus.state, namespace, wait=wait, stop=stop, ensured=locks_ensured) as lock:
         # Read under the lock: what the alias points to cannot move until we let go.
         current, intact = _current(client, corpus, namespace)
+        intact = intact and not force
         remove_orphans(client, corpus.state, current, namespace)
         if intact:
             return done("unchanged", current[0])
@@ -480,13 +502,15 @@ def load(
     stop: lifecycle.Stop | None = None,
     replicas: int | None = None,
     green_timeout: float | None = None,
+    force: bool = False,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
     first failure no further state is started, the ones under way finish, and that failure is raised.
 
     A `stop` (lifecycle.stopping_on_signals) starts no further state and stops the ones under way between
-    bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not."""
+    bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not. `force`
+    rebuilds every state, intact or not."""
     client = connection.client()
     stop = stop or lifecycle.Stop()
 
@@ -503,6 +527,7 @@ def load(
             locks_ensured=True,
             replicas=replicas,
             green_timeout=green_timeout,
+            force=force,
         )
 
     with talking(connection):

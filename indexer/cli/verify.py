@@ -43,12 +43,13 @@ def verify(
     Prints, per state: the questions; how many got the reference's top 8 (ids and order) from the exact
     ask (must be all) and from OpenSearch's own BM25 (with the reason for each difference); the largest
     relative error of the Lucene mode against OpenSearch's _score; and how often the window widened.
-    Exits 7 when the exact ask disagrees even once.
+    Exits 7 when the exact ask disagrees even once, 4 when a law's document was altered after it was loaded
+    (every document is checked against the digests sealed with the statistics; such a state is not asked).
     """
     from rich.console import Console
 
     from indexer.corpus import read_corpora
-    from indexer.errors import Disagreement
+    from indexer.errors import DamagedIndex, Disagreement
     from indexer.query import OpenSearchEngine
     from indexer.verify import read_questions
     from indexer.verify import verify as run
@@ -68,6 +69,12 @@ def verify(
             out = Console()
             for report in reports:
                 _print(out, report)
+        altered = [f"{report.state}: {', '.join(report.altered)}" for report in reports if report.altered]
+        if altered:
+            raise DamagedIndex(
+                f"laws altered after they were loaded (never served) in {'; '.join(altered)}",
+                hint="`lawindex load DIR --force` rebuilds those states",
+            )
         wrong = sum(len(report.disagreements) for report in reports)
         if wrong:
             if not as_json:
