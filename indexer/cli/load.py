@@ -27,6 +27,9 @@ def load(
     directory: Annotated[Path, typer.Argument(help="Folder of <STATE>.jsonl corpus files")],
     state: Annotated[list[str] | None, typer.Option("--state", help="Load only this state (repeatable)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and report what would be written")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rebuild each chosen state even when its index is intact and unchanged")
+    ] = False,
     wait: Annotated[
         float, typer.Option("--wait", help="Seconds to wait for another load of the same state to end", min=0)
     ] = 120.0,
@@ -91,6 +94,7 @@ def load(
                 connection,
                 corpora,
                 dry_run=dry_run,
+                force=force,
                 replicas=replicas,
                 green_timeout=green_timeout,
                 plugin=plugin,

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LawindexError, LoadFailed, LoadInterrupted
-from indexer.opensearch import lifecycle, mappings, plugin_path
+from indexer.opensearch import integrity, lifecycle, mappings, plugin_path
 from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
 from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, law_id
 from indexer.retrieval.corpus import Corpus, Law
@@ -75,10 +75,12 @@ def documents(
 ) -> Iterator[dict[str, Any]]:
     """The bulk actions for a state: one document per law (with its vector, given `meaning`), then the
     statistics document, sealed for `index` (its name, state, namespace and fingerprint under a checksum:
-    lifecycle.seal)."""
+    lifecycle.seal), with every law document's digest in it (indexer/opensearch/integrity.py), so that a law
+    altered later is never served."""
     from indexer.opensearch.vectors import VECTOR_FIELD
 
     embedded = None if meaning is None else meaning.vectors(corpus)
+    digests: list[bytes] = []
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
@@ -93,6 +95,7 @@ def documents(
             source[RANKED_FIELD] = ranked_text(law)
         if embedded is not None:
             source[VECTOR_FIELD] = embedded[order].tolist()  # float32 values, exact as JSON's doubles
+        digests.append(integrity.digest(source))
         yield {"_id": law_id(law.id), "_source": source}
     yield {
         "_id": STATISTICS_ID,
@@ -111,6 +114,7 @@ def documents(
                     # A list, not an object: the vocabulary's order is the spec's Map order, which
                     # decides the order expansion returns words in, and so the order scores are summed.
                     "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
+                    "digests": integrity.pack(digests),
                 },
             },
             namespace=namespace,
@@ -198,13 +202,15 @@ def _current(
 
 
 def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str, meaning: Meaning | None = None) -> bool:
-    """True when `index` is open and holds every law and its statistics, sealed for it and this corpus: a
-    count and one get, so that an index closed, emptied or with its statistics damaged is rebuilt, not
-    called unchanged."""
+    """True when `index` is open and holds every law and its statistics, sealed for it and this corpus, and
+    nothing was written to it since: a count, one get and one search, so that an index closed, emptied,
+    with its statistics damaged or a law altered (`_update`) is rebuilt, not called unchanged."""
     from opensearchpy import ConnectionError, TransportError
 
     try:
         if client.count(index=index)["count"] != len(corpus.laws) + 1:
+            return False
+        if _written_since(client, index, len(corpus.laws)):
             return False
         found = client.get(index=index, id=STATISTICS_ID)
     except ConnectionError:
@@ -215,6 +221,19 @@ def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str, mean
     if lifecycle.seal_problem(source, index, corpus.state, namespace) is not None:
         return False
     return lifecycle.sealed_fingerprint(source) == fingerprint(corpus, meaning)
+
+
+def _written_since(client: OpenSearch, index: str, laws: int) -> bool:
+    """True when a document of `index` was written after its load: the load's own writes are its laws and
+    the statistics, one operation each, numbered 0..laws on the shard (sequence numbers), so any later
+    write (an `_update`, a delete and put) numbers past `laws`. Refreshed first: the index never refreshes
+    by itself (refresh_interval -1), and an unrefreshed write is invisible to a search, not to a get.
+    (A bulk request the client sent twice would look the same: that state is rebuilt, never wrongly kept.)
+    One search of one hit, with read permission only (indexer/node/security.py's role)."""
+    client.indices.refresh(index=index)
+    body = {"size": 1, "_source": False, "track_total_hits": False, "sort": [{"_seq_no": "desc"}]}
+    hits = client.search(index=index, body=body)["hits"]["hits"]
+    return not hits or int(hits[0]["sort"][0]) != laws
 
 
 def _generations(client: OpenSearch, state: str, namespace: str) -> list[str]:
@@ -286,13 +305,15 @@ def load_state(
     failures: dict[str, dict[str, Any]] | None = None,
     meaning: Meaning | None = None,
     plugin: bool | None = None,
+    force: bool = False,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
     untouched. An alias that points at what lawindex did not make for this state is LoadFailed, and
     nothing is written or deleted. `replicas` fixes the new index's replicas (default: mappings/laws.json's
     auto_expand_replicas 0-1); the alias moves only once the index is green, within `green_timeout` seconds
     (GREEN_TIMEOUT by default). `plugin`: build for the lawindex plugin (indexer.opensearch.plugin_path); by default,
-    where every node of the cluster has it."""
+    where every node of the cluster has it. `force` rebuilds the state even when its index is
+    intact."""
     began = time.perf_counter()
     if plugin is None:
         plugin = plugin_path.cluster_has_plugin(client)
@@ -319,6 +340,7 @@ def load_state(
     made: list[str] = []  # the index this load creates, once it does
     try:
         current, intact = _current(client, corpus, namespace, meaning, plugin)
+        intact = intact and not force
         if dry_run:
             return done("would be unchanged" if intact else "would index", current[0] if intact else None)
         if intact and _generations(client, corpus.state, namespace) == current:
@@ -326,6 +348,7 @@ def load_state(
         with lock:
             # Read under the lock: what the alias points to cannot move until we let go.
             current, intact = _current(client, corpus, namespace, meaning, plugin)
+            intact = intact and not force
             remove_orphans(client, corpus.state, current, namespace)
             if intact:
                 unchanged = current[0]
@@ -634,6 +657,7 @@ def load(
     replicas: int | None = None,
     green_timeout: float | None = None,
     plugin: bool | None = None,
+    force: bool = False,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
@@ -643,7 +667,8 @@ def load(
     bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not.
 
     `plugin`: build every index for the lawindex plugin (True; refused where a node lacks it) or for
-    Lucene's BM25 (False); by default the plugin where every node has it (indexer.opensearch.plugin_path)."""
+    Lucene's BM25 (False); by default the plugin where every node has it (indexer.opensearch.plugin_path). `force`
+    rebuilds every state, intact or not."""
     client = connection.client()
     stop = stop or lifecycle.Stop()
     failures: dict[str, dict[str, Any]] = {}
@@ -670,6 +695,7 @@ def load(
             failures=failures,
             meaning=meaning,
             plugin=plugin,
+            force=force,
         )
 
     try:

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
-from indexer.opensearch import lifecycle, limits, plugin_path
+from indexer.opensearch import integrity, lifecycle, limits, plugin_path
 from indexer.opensearch.connection import Connection, Searches, alias_of, server_version, talking
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.schema import FETCHED, LAW_FIELDS, RANKED_FIELD, STATISTICS_ID, law_id, terms_query
@@ -64,6 +65,12 @@ class IndexStatistics:
     spelling: Vocabulary
     doc_count: int  # Lucene's N for the field: ranked laws with at least one word
     total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
+    digests: bytes = field(repr=False)  # every law document's digest, in corpus order (indexer/opensearch/integrity.py)
+    # The first expansion of an unknown word builds the spelling index (indexer/retrieval/spelling.py), in full;
+    # questions that come meanwhile wait for that one build rather than each making its own: 16 first
+    # typos at once on a fresh service peaked 280 MB over ready, one 32 MB.
+    first_spelling: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    spelled: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @classmethod
     def of(cls, index: str, body: dict[str, Any]) -> IndexStatistics:
@@ -76,6 +83,7 @@ class IndexStatistics:
             spelling=Vocabulary(vocabulary),
             doc_count=int(body["doc_count"]),
             total_length=int(body["total_length"]),
+            digests=integrity.unpacked(body["digests"]),
         )
 
 
@@ -95,6 +103,11 @@ class OpenSearchEngine:
         self._serving: dict[str, str] = {}
         self._legacy: bool | None = None
         self._lock = threading.Lock()
+        # The statistics fetch under way per state: every request that needs them meanwhile waits for it
+        # (one fetch, one parse, one spelling index) instead of making its own. On a fresh service, 16
+        # first questions at once on a 20,000-law state fetched 16 times and peaked 280 MB over ready,
+        # against 32 MB for one (benchmarks/first_questions.py).
+        self._fetching: dict[str, Future[IndexStatistics]] = {}
         # OpenSearch's limits as its refusals told them (indexer.opensearch.limits): the most term clauses a
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
@@ -165,7 +178,34 @@ class OpenSearchEngine:
                 pass  # missing, closed, several indices: the full read below says which
             return self._fresh_statistics(state)
 
-    def _fresh_statistics(self, state: str) -> IndexStatistics:
+    def _fresh_statistics(self, state: str, cached: bool = False) -> IndexStatistics:
+        """The statistics behind `state`'s alias, read whole and verified (`_fetch_statistics`); a request
+        that comes while they are being read for another waits for that read and shares what it gives
+        (its statistics, or its refusal). `cached`: those already kept will do (a read that ended
+        between the caller's look at the cache and now is not made again)."""
+        with self._lock:
+            index = self._serving.get(state)
+            if cached and index is not None and index in self._statistics:
+                return self._statistics[index]
+            under_way = self._fetching.get(state)
+            if under_way is None:
+                mine: Future[IndexStatistics] = Future()
+                self._fetching[state] = mine
+        if under_way is not None:
+            return under_way.result()
+        try:
+            fetched = self._fetch_statistics(state)
+        except BaseException as error:
+            mine.set_exception(error)
+            raise
+        else:
+            mine.set_result(fetched)
+            return fetched
+        finally:
+            with self._lock:
+                del self._fetching[state]
+
+    def _fetch_statistics(self, state: str) -> IndexStatistics:
         """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
         open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
         than served, since altered statistics would alter every score without a word."""
@@ -187,6 +227,9 @@ class OpenSearchEngine:
         index = str(found["_index"])
         problem = lifecycle.seal_problem(found.get("_source"), index, state, self.connection.namespace)
         if problem is not None:
+            raise self._refusal(state, index, problem)
+        if "digests" not in found["_source"]["statistics"]:
+            problem = f"the statistics of {index} carry no law digests (loaded by a lawindex before it sealed laws)"
             raise self._refusal(state, index, problem)
         try:
             return self._remember(state, index, found["_source"]["statistics"])
@@ -242,11 +285,19 @@ class OpenSearchEngine:
                 self._statistics.pop(replaced, None)
             return known
 
+    def _unaltered(self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]]) -> None:
+        """Refuse the state (DamagedIndex, naming the law) when a law document of `stats.index` among
+        `hits` is not the one loaded: its digest is not the one sealed with the statistics."""
+        for hit in hits:
+            if integrity.altered(str(hit["_id"]), hit["_source"], stats.digests):
+                law = hit["_source"].get("id") or hit["_id"]
+                raise self._refusal(state, stats.index, integrity.altered_problem(stats.index, law))
+
     def _cached(self, state: str) -> IndexStatistics:
         index = self._serving.get(state)
         if index is not None and index in self._statistics:
             return self._statistics[index]
-        return self._fresh_statistics(state)
+        return self._fresh_statistics(state, cached=True)
 
     def _ask(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
         stats = self._cached(state)
@@ -267,6 +318,7 @@ class OpenSearchEngine:
                 served = {str(law["_index"]) for law in laws} if laws else {self._served_now(state)}
                 if served != {stats.index}:
                     break  # the alias moved since the vocabulary was read: expand again with the new one
+                self._unaltered(state, stats, laws)  # every law re-scored: its counts decide the ranking
                 ranked_hits = _rescore(laws, terms, stats)
                 # Every window held fewer laws than asked for: every law that shares a word is here.
                 complete = all(window.complete for window in windows)
@@ -415,7 +467,9 @@ class OpenSearchEngine:
         """The process rows of one family, in corpus order (a page row is reached by its family, not by
         words): every row, however many pages they take, all from one index."""
         state = state_code(state)
-        self.verified(state)  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
+        stats = self.verified(
+            state
+        )  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with talking(self.connection):
             for attempt in range(2):
@@ -427,6 +481,10 @@ class OpenSearchEngine:
                     continue
                 # A reload between two pages would mix two generations' rows: read them again.
                 if len({str(row["_index"]) for row in rows}) <= 1:
+                    if rows and str(rows[0]["_index"]) != stats.index:
+                        stats = self.verified(state)  # a reload since: its own statistics, then read again
+                        continue
+                    self._unaltered(state, stats, rows)
                     return [_law(row["_source"]) for row in rows]
             raise ClusterRefused(
                 f"the index behind {alias_of(state, self.connection.namespace)} changed while the family was read",
@@ -446,10 +504,26 @@ class OpenSearchEngine:
             except TooManyClauses:
                 raise ClusterRefused("OpenSearch refused a query of two terms (its clause limit)") from None
 
+    def altered_laws(self, state: str) -> list[str]:
+        """Every law of the index now behind `state`'s alias whose document is not the one loaded (its
+        digest is not the one sealed with the statistics), by id, in corpus order; a law whose document is
+        gone is named `<missing: N laws>`. All documents are read: `lawindex verify` calls this."""
+        state = state_code(state)
+        stats = self.statistics(state)
+        query = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
+        with talking(self.connection):
+            rows = self._every(state, query)
+        found = [str(row["_source"].get("id") or row["_id"]) for row in rows if row["_index"] == stats.index and
+                 integrity.altered(str(row["_id"]), row["_source"], stats.digests)]  # fmt: skip
+        missing = len(stats.digests) // integrity.SIZE - len(rows)
+        return found + ([f"<missing: {missing} laws>"] if missing > 0 else [])
+
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
         state = state_code(state)
-        self.verified(state)  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
+        stats = self.verified(
+            state
+        )  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
         from opensearchpy import NotFoundError
 
         with talking(self.connection):
@@ -461,6 +535,15 @@ class OpenSearchEngine:
                 if isinstance(error.info, dict) and error.info.get("found") is False:
                     raise NotFound(f"{state} has no law {law!r}") from None
                 raise _no_index(state, self.connection.namespace) from None
+            if str(found["_index"]) != stats.index:  # a reload since: the new index's statistics
+                stats = self._fresh_statistics(state)
+            if str(found["_index"]) == stats.index:
+                self._unaltered(state, stats, [found])
+            else:
+                raise ClusterRefused(
+                    f"the index behind {alias_of(state, self.connection.namespace)} changed while {law!r} was read",
+                    hint="ask again",
+                )
         return _law(found["_source"])
 
 
@@ -522,8 +605,16 @@ def _no_index(state: str, namespace: str) -> NoIndex:
 
 
 def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
-    """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order."""
-    return stats.spelling.terms(asked)
+    """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order; the first expansion
+    that needs the spelling index is made alone (IndexStatistics.first_spelling)."""
+    spelling = stats.spelling
+    # A word under 4 letters that the laws do not use stands for nothing (the spec's `word.length < 4`).
+    if stats.spelled.is_set() or all(word in spelling or len(word) < 4 for word in asked):
+        return spelling.terms(asked)
+    with stats.first_spelling:
+        terms = spelling.terms(asked)
+    stats.spelled.set()
+    return terms
 
 
 def _law(source: dict[str, Any]) -> Law:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 # Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
-SCHEMA = 2
+SCHEMA = 3  # 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py)
 
 # The document that carries what the query side needs of the whole state (the spec's Index, less the
 # per-law parts, which ride on each law's own document). Law documents are `law:<id>`, so no law id

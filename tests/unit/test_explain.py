@@ -66,6 +66,7 @@ def test_contributions_sum_to_the_score_on_a_generated_corpus_with_index_statist
         "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
         "doc_count": stats.doc_count,
         "total_length": stats.sum_total_term_freq,
+        "digests": "",
     }
     index_stats = IndexStatistics.of("lawindex-tx-1", body)
     checked = 0

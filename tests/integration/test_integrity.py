@@ -1,0 +1,124 @@
+"""Served laws are the laws that were loaded (indexer/opensearch/integrity.py), on a real OpenSearch.
+
+A law document altered in place with `_update` (its text, or its counts) is refused by `ask`, `ask --family`
+and `get` with one line naming the state, the index and the law (exit 4, DamagedIndex), never served; the
+next `load` finds the index not intact and rebuilds it; `load --force` rebuilds an intact one; `verify`
+names the altered laws.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch
+
+from indexer.errors import DamagedIndex
+from indexer.opensearch.connection import alias_of
+from indexer.opensearch.schema import law_id
+from tests.integration.support import drop_namespace, lawindex, unique_namespace
+
+pytestmark = pytest.mark.integration
+
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
+HYDRANT = "how far from a fire hydrant can i park"
+TAMPERED = "TAMPERED: school buses may be passed at any speed."
+
+
+@pytest.fixture
+def loaded(opensearch_url: str, tmp_path: Path) -> Iterator[tuple[dict[str, str], Path, OpenSearch]]:
+    """TX and MD loaded in a namespace of their own (a fresh one per test: each test alters an index)."""
+    folder = tmp_path / "corpora"
+    folder.mkdir()
+    for state in ("TX", "MD"):
+        shutil.copy(CORPORA / f"{state}.jsonl", folder / f"{state}.jsonl")
+    env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": unique_namespace()}
+    code, _out, err = lawindex("load", str(folder), "--json", env=env)
+    assert code == 0, err
+    client = OpenSearch(opensearch_url)
+    yield env, folder, client
+    drop_namespace(client, env["LAWINDEX_NAMESPACE"])
+
+
+def _alter(client: OpenSearch, env: dict[str, str], state: str, law: str, change: dict[str, object]) -> str:
+    """`_update` one law's document in place, as anyone with write access could; the concrete index."""
+    alias = alias_of(state, env["LAWINDEX_NAMESPACE"])
+    done = client.update(index=alias, id=law_id(law), body={"doc": change}, params={"refresh": "true"})
+    assert done["result"] == "updated"
+    return str(done["_index"])
+
+
+def _refused(code: int, out: str, err: str, state: str, index: str, law: str) -> None:
+    assert code == DamagedIndex.exit_code == 4, err
+    assert "TAMPERED" not in out + err and out == ""
+    first = err.strip().splitlines()[0]
+    assert state in first and index in first and law in first and "altered" in first, err
+
+
+def _outcomes(out: str) -> dict[str, str]:
+    return {row["state"]: row["outcome"] for row in map(json.loads, out.splitlines())}
+
+
+def test_an_altered_law_text_is_refused_by_ask_and_get_and_rebuilt_by_load(
+    loaded: tuple[dict[str, str], Path, OpenSearch],
+) -> None:
+    env, folder, client = loaded
+    code, out, _ = lawindex("ask", "TX", HYDRANT, "--json", env=env)
+    first = json.loads(out)["hits"][0]["id"]
+    index = _alter(client, env, "TX", first, {"law": TAMPERED})
+    _refused(*lawindex("ask", "TX", HYDRANT, env=env), "TX", index, first)
+    _refused(*lawindex("get", "TX", first, env=env), "TX", index, first)
+    code, out, err = lawindex("ask", "MD", HYDRANT, env=env)  # another state is not touched
+    assert code == 0, err
+    # verify names it, and checks every document (not only those its questions reach).
+    code, out, err = lawindex("verify", "TX", "--corpora", str(folder), "--json", env=env)
+    assert code == 4, err
+    assert json.loads(out)["altered_laws"] == [first] and first in err
+    code, out, err = lawindex("load", str(folder), "--json", env=env)
+    assert code == 0, err
+    assert _outcomes(out) == {"TX": "indexed", "MD": "unchanged"}
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--json", env=env)
+    assert code == 0, err
+    assert json.loads(out)["hits"][0]["id"] == first and "TAMPERED" not in out
+    code, out, err = lawindex("verify", "TX", "--corpora", str(folder), "--json", env=env)
+    assert code == 0 and json.loads(out)["altered_laws"] == [], err
+
+
+def test_altered_counts_are_refused_even_where_they_would_only_move_the_law(
+    loaded: tuple[dict[str, str], Path, OpenSearch],
+) -> None:
+    env, folder, client = loaded
+    code, out, _ = lawindex("ask", "TX", HYDRANT, "--json", env=env)
+    hits = json.loads(out)["hits"]
+    last = hits[-1]["id"]
+    # The last of the eight made to count "hydrant" ten times: it would rank first, with its text intact.
+    source = client.get(index=alias_of("TX", env["LAWINDEX_NAMESPACE"]), id=law_id(last))["_source"]
+    index = _alter(client, env, "TX", last, {"counts": {**source["counts"], "hydrant": 10}})
+    _refused(*lawindex("ask", "TX", HYDRANT, env=env), "TX", index, last)
+    code, out, err = lawindex("load", str(folder), "--state", "TX", "--json", env=env)
+    assert code == 0 and _outcomes(out) == {"TX": "indexed"}, err
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--json", env=env)
+    assert code == 0 and [hit["id"] for hit in json.loads(out)["hits"]] == [hit["id"] for hit in hits], err
+
+
+def test_an_altered_process_row_is_refused_by_family(loaded: tuple[dict[str, str], Path, OpenSearch]) -> None:
+    env, _, client = loaded
+    code, _out, err = lawindex("ask", "TX", "--family", "permit-holding-period", "--json", env=env)
+    assert code == 0, err
+    index = _alter(client, env, "TX", "TX-P02", {"law": TAMPERED})
+    _refused(*lawindex("ask", "TX", "--family", "permit-holding-period", env=env), "TX", index, "TX-P02")
+
+
+def test_load_force_rebuilds_an_intact_state(loaded: tuple[dict[str, str], Path, OpenSearch]) -> None:
+    env, folder, _ = loaded
+    code, out, err = lawindex("load", str(folder), "--json", env=env)
+    assert code == 0 and _outcomes(out) == {"TX": "unchanged", "MD": "unchanged"}, err
+    before = {row["state"]: row["index"] for row in map(json.loads, out.splitlines())}
+    code, out, err = lawindex("load", str(folder), "--state", "TX", "--force", "--json", env=env)
+    assert code == 0 and _outcomes(out) == {"TX": "indexed"}, err
+    assert json.loads(out)["index"] != before["TX"]
+    code, out, err = lawindex("ask", "TX", HYDRANT, env=env)
+    assert code == 0, err
