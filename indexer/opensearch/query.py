@@ -363,6 +363,7 @@ class OpenSearchEngine:
                 break
             if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
                 return None
+            self._unaltered(state, stats, hits)  # a law altered after its load is refused, never served
             ranked_hits = _rescore(hits, terms, stats)
             # The plugin's own order must already be the spec's: anything else is a plugin not doing
             # what it promises, and its scores are not trusted for the bound either.
