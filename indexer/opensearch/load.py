@@ -414,7 +414,9 @@ def _build(
     plugin: bool = False,
 ) -> str:
     """A new generation of the state's index, filled, refreshed, counted and swapped in for `current`."""
-    from opensearchpy import ConnectionError, NotFoundError, RequestError
+    from opensearchpy import ConnectionError, NotFoundError, RequestError, TransportError
+
+    from indexer.opensearch.reasons import _reason
 
     # Only what is stored (counts, lengths, vocabulary, N, average), built afresh: no cache, which is
     # not for threads (load() runs states side by side), and a load reads each corpus once.
@@ -477,10 +479,21 @@ def _build(
             max_retries=max_retries,
             initial_backoff=initial_backoff,
         )
-        client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
-        if plugin:
-            plugin_path.merge(client, index, WRITE_TIMEOUT)
-        stored = client.count(index=index)["count"]
+        try:
+            client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
+            if plugin:
+                plugin_path.merge(client, index, WRITE_TIMEOUT)
+            stored = client.count(index=index)["count"]
+        except TransportError as error:
+            # A copy of the new index lost with its node (node_not_connected, node_disconnected: a 5xx) fails
+            # this state's load, not the cluster's answer: nothing was swapped, and loading again rebuilds it.
+            if not isinstance(error.status_code, int) or error.status_code < 500:
+                raise
+            raise LoadFailed(
+                f"{state}: a copy of the new index {index} was lost while it was built ({_reason(error)}); "
+                "nothing was swapped",
+                hint="run the load again once the cluster is green",
+            ) from None
         if stored != len(corpus.laws) + 1:
             raise LoadFailed(f"{state}: {stored} documents stored, {len(corpus.laws) + 1} sent")
         wait_green(client, state, index, GREEN_TIMEOUT if green_timeout is None else green_timeout)
