@@ -26,6 +26,7 @@ from indexer.node import node
 from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.load import fingerprint, load
 from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.vectors import for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
@@ -218,10 +219,11 @@ def test_a_node_killed_during_a_seven_state_load(cluster: Cluster, tmp_path: Pat
     cluster.heal()
     assert client.cluster.health(index=f"{cluster.connection.namespace}-*")["status"] == "green"
     engine = OpenSearchEngine(cluster.connection)
+    meaning = for_cluster(client)  # the vectors' model is part of the fingerprint where every node has k-NN
     for state in cluster.corpora:
         index = next(iter(client.indices.get_alias(name=alias_of(state, cluster.connection.namespace))))
         meta = client.indices.get_mapping(index=index)[index]["mappings"]["_meta"]["lawindex"]
-        serving = {fingerprint(c): c for c in (cluster.corpora[state], new[state])}[meta["fingerprint"]]
+        serving = {fingerprint(c, meaning): c for c in (cluster.corpora[state], new[state])}[meta["fingerprint"]]
         assert client.count(index=index)["count"] == len(serving.laws) + 1  # every law, and the statistics
         for question in default_questions(serving)[:5]:
             assert engine.ask(state, question).ids() == reference.ask(serving, question).ids()
