@@ -215,7 +215,10 @@ def test_a_node_killed_during_a_seven_state_load(cluster: Cluster, tmp_path: Pat
     failure = outcome[0]
     print(f"\nfault (b) node killed mid-load: {'completed' if failure is None else f'failed: {failure}'}")
     if failure is not None:
-        assert isinstance(failure, LawindexError) and failure.exit_code == 5, repr(failure)
+        # A load the node's death ended: the state's load failed (5), or the cluster, electing and failing
+        # its shards over on two busy cores, did not answer within the timeout (3). Either way, what follows
+        # must hold: every alias serves one whole corpus, the old or the new, and nothing half-built.
+        assert isinstance(failure, LawindexError) and failure.exit_code in (3, 5), repr(failure)
     cluster.heal()
     assert client.cluster.health(index=f"{cluster.connection.namespace}-*")["status"] == "green"
     engine = OpenSearchEngine(cluster.connection)
