@@ -18,7 +18,7 @@ from tests.docker.conftest import REPO, get_json, lawindex_cli, wait_for
 
 PROJECT = os.environ.get("LAWINDEX_COMPOSE_PROJECT", "lawindex-compose-test")
 # What the Dockerfile copies (.dockerignore lets nothing else in).
-CONTEXT = ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "indexer", "mappings", "node")
+CONTEXT = ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "indexer", "mappings", "node", "plugin")
 QUESTIONS = ["how far from a fire hydrant can i park", "how long must i hold my learners permit", "parkng on a hil"]
 
 
@@ -42,7 +42,7 @@ def service_image(local_image: str, tmp_path_factory: pytest.TempPathFactory) ->
     for part in CONTEXT:
         source = REPO / part
         if source.is_dir():
-            shutil.copytree(source, context / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(source, context / part, ignore=shutil.ignore_patterns("__pycache__", "target"))
         else:
             shutil.copy2(source, context / part)
     began = time.monotonic()
