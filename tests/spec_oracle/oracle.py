@@ -39,25 +39,13 @@ def prepare(directory: Path, spec: Path) -> Path:
 
 
 def spec_ids(directory: Path, corpus_file: Path, questions: list[str]) -> list[list[str]]:
-    """The ids the spec's own `bm25` returns for each of `questions` over `corpus_file`, best first (answer.ts
-    in `directory`, made by `prepare`)."""
-    questions_file = directory / "questions.txt"
-    questions_file.write_text("".join(q + "\n" for q in questions), encoding="utf-8")
-    done = subprocess.run(
-        [str(TSX), str(directory / "answer.ts")],
-        env={**os.environ, "LAWINDEX_CORPUS": str(corpus_file), "LAWINDEX_QUESTIONS": str(questions_file)},
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"the spec's TypeScript failed: {done.stderr[-1000:]}")
-    return [json.loads(line)["ids"] for line in done.stdout.splitlines() if line]
+    """The ids the spec's own `bm25` returns for each of `questions` over `corpus_file`, best first."""
+    return [answer["ids"] for answer in run_spec(directory, corpus_file, questions)]
 
 
 def run_spec(directory: Path, corpus_file: Path, questions: list[str]) -> list[dict[str, list[str]]]:
     """The spec's own bm25 on `questions` over the laws of `corpus_file` (run.ts in `directory`, made by
     `prepare`): one {"words", "ids"} per question, in order."""
-    import json
-    import subprocess
 
     questions_file = directory / "questions.jsonl"
     questions_file.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
