@@ -13,7 +13,6 @@ under CI=true, where it fails; where node or tsx cannot run, it fails.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Law, read_corpus
 from tests import spec_port, synthetic
-from tests.spec_oracle.oracle import ORACLE, ROOT, TSX, prepare, spec_path
+from tests.spec_oracle.oracle import ORACLE, ROOT, TSX, prepare, run_spec, spec_path
 
 CORPORA = ROOT / "corpora"
 
@@ -58,18 +57,7 @@ def oracle_dir(directory: Path) -> Path:
 
 
 def spec_answers(directory: Path, corpus_file: Path, questions: list[str]) -> list[dict[str, list[str]]]:
-    questions_file = directory / "questions.jsonl"
-    questions_file.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
-    completed = subprocess.run(
-        [str(TSX), str(directory / "run.ts")],
-        env={**os.environ, "LAWINDEX_CORPUS": str(corpus_file), "LAWINDEX_QUESTIONS": str(questions_file)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return [json.loads(line) for line in completed.stdout.splitlines()]
+    return run_spec(directory, corpus_file, questions)
 
 
 def compare(directory: Path, corpus_file: Path, laws: tuple[Law, ...], questions: list[str]) -> None:
