@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -58,6 +59,12 @@ def local_image(engine: None, version: str) -> str:
 @pytest.fixture(scope="session")
 def base_port() -> int:
     return int(os.environ.get("LAWINDEX_DOCKER_TEST_PORT", "9450"))
+
+
+def forget_node(port: int) -> None:
+    """Stop the local node on `port` and remove its record and data: the next `start` there creates a node."""
+    node.stop(port)
+    shutil.rmtree(node.default_cache_dir() / "nodes" / str(port), ignore_errors=True)
 
 
 def get_json(url: str, timeout: float = 10) -> dict[str, Any]:

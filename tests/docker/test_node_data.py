@@ -8,7 +8,6 @@ TX", and a distribution node came back as an empty container once `lawindex/open
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from indexer.node import node
-from tests.docker.conftest import REPO, lawindex_cli
+from tests.docker.conftest import REPO, forget_node, lawindex_cli
 
 UNPULLABLE = "127.0.0.1:1/lawindex-unpullable/opensearch"
 # The official image can never be had here, on any machine: what `auto` finds is the local image or nothing.
@@ -29,8 +28,7 @@ QUESTION = "how far from a fire hydrant can i park"
 def fresh_port(base_port: int, request: pytest.FixtureRequest) -> Iterator[int]:
     """A port of this test's own (base + 5 or more), with no record and no data left from an earlier run."""
     port = base_port + 5 + int(request.param)
-    node.stop(port)
-    shutil.rmtree(node.default_cache_dir() / "nodes" / str(port), ignore_errors=True)
+    forget_node(port)
     yield port
     node.stop(port)
 

@@ -14,7 +14,7 @@ import pytest
 
 from indexer.errors import NodeError
 from indexer.node import containers, node
-from tests.docker.conftest import get_json, lawindex_cli, modules
+from tests.docker.conftest import forget_node, get_json, lawindex_cli, modules
 
 UNPULLABLE = "127.0.0.1:1/lawindex-unpullable/opensearch"
 
@@ -56,6 +56,10 @@ def test_no_official_and_no_local_image_means_the_distribution(
 
 @pytest.fixture
 def stopped_after(base_port: int) -> Iterator[list[int]]:
+    """The ports a test starts nodes on; each is new when the test begins (no record or data left from an
+    earlier run, which `start` would run again as it was created) and stopped when it ends."""
+    for port in range(base_port, base_port + 3):
+        forget_node(port)
     ports: list[int] = []
     yield ports
     for port in ports:
