@@ -1,12 +1,13 @@
-"""The README's examples as tests: every `$ lawindex ...` line of a fenced block is run, and its output
-compared with what the README shows under it, so that a change that breaks the docs fails.
+"""The examples of README.md and docs/*.md as tests: every `$ lawindex ...` line of a fenced block is run,
+and its output compared with what the page shows under it, so that a change that breaks the docs fails.
 
 tests/unit/test_readme.py runs the examples that need no server (ask and get, on the reference engine,
 which prints exactly what the OpenSearch engine prints); tests/integration/test_readme.py runs the rest
-against the test node, in the README's order, in a namespace of their own.
+against the test node, page by page in each page's order, each page in a namespace of its own (so that a
+page's `lawindex load corpora/` meets no index, as on a fresh machine).
 
 What legitimately varies is normalised on both sides before comparing: seconds, the generation in an
-index name, the spaces of a table's padding. A README line cut for the page (ending in ` ...`) matches
+index name, the spaces of a table's padding. A line cut for the page (ending in ` ...`) matches
 the line that begins with it. An example followed by no output (often a `# comment` saying what it
 does) must only succeed.
 """
@@ -23,6 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
+
+def pages() -> list[Path]:
+    """The pages whose examples are run: README.md, then every docs/*.md."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
 # Examples no test can run as written, and why. Keep this list short: everything else runs.
 CANNOT_RUN = {
     "lawindex opensearch start": "starts a node on the fixed port 9200 (the tests start their own)",
@@ -38,11 +45,17 @@ NEEDS_NO_SERVER = ("lawindex ask ", "lawindex get ")
 
 @dataclass(frozen=True)
 class Example:
-    """One `$ ...` line of the README and the output shown under it."""
+    """One `$ ...` line of a page and the output shown under it."""
 
-    line: int  # 1-based, in README.md
+    line: int  # 1-based, in the page
     command: str  # the shell command, without `$ ` and without a trailing `# comment`
     expected: tuple[str, ...]
+    page: str = "README.md"  # relative to the repository's root
+
+    @property
+    def where(self) -> str:
+        """`page:line`, for a test's id and its failure."""
+        return f"{self.page}:{self.line}"
 
     @property
     def lawindex(self) -> str:
@@ -57,9 +70,10 @@ class Example:
         return None
 
 
-def examples(text: str | None = None) -> list[Example]:
-    """Every `$ ... lawindex ...` line of every fenced block of the README (python blocks aside)."""
-    lines = (text if text is not None else README.read_text(encoding="utf-8")).splitlines()
+def examples(text: str | None = None, page: Path = README) -> list[Example]:
+    """Every `$ ... lawindex ...` line of every fenced block of `page` (python blocks aside), or of `text`."""
+    lines = (text if text is not None else page.read_text(encoding="utf-8")).splitlines()
+    name = page.relative_to(ROOT).as_posix()
     found: list[Example] = []
     inside = False
     current: tuple[int, str] | None = None
@@ -68,7 +82,7 @@ def examples(text: str | None = None) -> list[Example]:
     def close() -> None:
         nonlocal current, output
         if current is not None:
-            found.append(Example(current[0], current[1], tuple(output)))
+            found.append(Example(current[0], current[1], tuple(output), name))
         current, output = None, []
 
     for number, line in enumerate(lines, start=1):
@@ -89,6 +103,11 @@ def examples(text: str | None = None) -> list[Example]:
     return found
 
 
+def every_example() -> list[Example]:
+    """The examples of every page, page by page, each page's in its order."""
+    return [example for page in pages() for example in examples(page=page)]
+
+
 def normalise(line: str) -> str:
     """`line` with what legitimately varies from run to run replaced."""
     line = line.rstrip()
@@ -104,7 +123,7 @@ def normalise(line: str) -> str:
 
 
 def differences(example: Example, stdout: str) -> list[str]:
-    """What differs between the README's output for `example` and `stdout`; [] when they agree."""
+    """What differs between the page's output for `example` and `stdout`; [] when they agree."""
     if not example.expected:
         return []
     got = [normalise(line) for line in stdout.splitlines()]
@@ -115,7 +134,7 @@ def differences(example: Example, stdout: str) -> list[str]:
     for number, (shown, printed) in enumerate(zip(want, got, strict=False), start=1):
         same = printed.startswith(shown[: -len(" ...")]) if shown.endswith(" ...") else printed == shown
         if not same:
-            problems.append(f"line {number}: README shows {shown!r}, printed {printed!r}")
+            problems.append(f"line {number}: the page shows {shown!r}, printed {printed!r}")
     return problems
 
 
@@ -131,7 +150,7 @@ def run(example: Example, command: str | None = None, env: dict[str, str] | None
         cwd=ROOT,
         capture_output=True,
         text=True,
-        # Wide enough that no table wraps: the README shows them whole.
+        # Wide enough that no table wraps: the pages show them whole.
         env={**os.environ, "COLUMNS": "200", **(env or {})},
         timeout=300,
         check=False,

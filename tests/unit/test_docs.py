@@ -1,16 +1,26 @@
-"""The README cannot drift from the code: every command and every option of it is in README.md."""
+"""The docs cannot drift from the code: every command and every option is documented in the prose of
+README.md or docs/*.md, and the generated parts of docs/*.md (docs/reference.py, through cog) are current."""
 
 from __future__ import annotations
 
+import ast
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import typer.main
+from cogapp import Cog
 
 from indexer.cli import app
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# What cog generated is the code's own text (every --help lists every option), so it documents nothing:
+# only the prose around it counts.
+GENERATED = re.compile(r"<!-- \[\[\[cog .*?\[\[\[end\]\]\] -->", re.DOTALL)
+PROSE = "\n".join(GENERATED.sub("", page.read_text(encoding="utf-8")) for page in PAGES)
+CLI_PAGE = GENERATED.sub("", (ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))
 
 
 def _commands() -> list[tuple[str, Any]]:
@@ -29,12 +39,12 @@ def _commands() -> list[tuple[str, Any]]:
     return found
 
 
-def test_every_command_is_in_the_readme() -> None:
-    missing = [name for name, _ in _commands() if f"lawindex {name}" not in README]
-    assert not missing, f"commands missing from README.md: {missing}"
+def test_every_command_is_in_the_docs() -> None:
+    missing = [name for name, _ in _commands() if f"lawindex {name}" not in PROSE]
+    assert not missing, f"commands missing from README.md and docs/: {missing}"
 
 
-# Every command that talks to OpenSearch takes these; README documents them once, in "Connecting to a
+# Every command that talks to OpenSearch takes these; docs/cli.md documents them once, in "Connecting to a
 # cluster", and says so ("every one that talks to OpenSearch takes ...").
 CONNECTION_OPTIONS = ("--url", "--ca-certs", "--insecure", "--timeout")
 
@@ -53,10 +63,10 @@ def _documents(line: str, name: str, option: str) -> bool:
     return f"`{leaf}`" in cells[1] or cells[1].startswith("all")
 
 
-def test_every_option_is_in_the_readme_with_its_command() -> None:
+def test_every_option_is_in_the_docs_with_its_command() -> None:
     # An option is documented for the command that has it: `--json` in `lawindex load ... --json` does not
     # document `lawindex verify --json`.
-    lines = README.splitlines()
+    lines = PROSE.splitlines()
     missing = [
         f"lawindex {name} {option}"
         for name, command in _commands()
@@ -67,28 +77,46 @@ def test_every_option_is_in_the_readme_with_its_command() -> None:
         and option not in CONNECTION_OPTIONS
         and not any(_documents(line, name, option) for line in lines)
     ]
-    assert not missing, f"options missing from README.md: {missing}"
+    assert not missing, f"options missing from README.md and docs/: {missing}"
 
 
 def test_the_connection_options_are_documented_once_for_every_command() -> None:
-    section = README[README.index("## Connecting to a cluster") :]
+    section = CLI_PAGE[CLI_PAGE.index("## Connecting to a cluster") :]
     for option in CONNECTION_OPTIONS:
         assert f"`{option}`" in section.split("\n## ")[0], option
-    assert "every one that talks to OpenSearch takes `--url`, `--ca-certs`,\n`--insecure` and `--timeout`" in README
+    assert "every one that talks to OpenSearch takes `--url`, `--ca-certs`,\n`--insecure` and `--timeout`" in CLI_PAGE
     talking = [name for name, command in _commands() if any("--url" in p.opts for p in command.params)]
     for name, command in _commands():
         if name in talking:
             assert {o for p in command.params for o in p.opts} >= set(CONNECTION_OPTIONS), name
 
 
-def test_every_module_is_in_the_readme_s_table() -> None:
-    package = Path(__file__).resolve().parents[2] / "indexer"
-    # every module of every layer but the CLI's, which the table names as one package
-    modules = [
-        path.relative_to(package.parent).as_posix()
-        for path in package.rglob("*.py")
-        if path.name != "__init__.py" and path.parent.name != "cli"
+def test_every_module_says_what_it_owns() -> None:
+    # docs/architecture.md's module table is each module's docstring: a module without one is a blank row.
+    blank = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "indexer").rglob("*.py")
+        if not (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()
     ]
-    modules.append("indexer/cli/")
-    missing = [module for module in modules if f"| `{module}` |" not in README]
-    assert not missing, f"modules missing from README.md's table: {missing}"
+    assert not blank, f"modules without a docstring: {blank}"
+
+
+def _cog_check(pages: list[Path]) -> int:
+    return Cog().main(["cog", "--check", "-I", str(ROOT / "docs"), *map(str, pages)])
+
+
+def test_the_generated_pages_are_current() -> None:
+    # `scripts/docs` rewrites them; a change to a --help, an endpoint, a docstring or errors.py needs it.
+    generated = [page for page in PAGES if "[[[cog" in page.read_text(encoding="utf-8")]
+    assert {page.name for page in generated} >= {"cli.md", "service.md", "architecture.md", "exit-codes.md"}
+    assert _cog_check(generated) == 0, "a generated page of docs/ is stale: run scripts/docs"
+
+
+def test_a_stale_page_is_told(tmp_path: Path) -> None:
+    page = tmp_path / "exit-codes.md"
+    shutil.copy(ROOT / "docs" / "exit-codes.md", page)
+    assert _cog_check([page]) == 0
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("| 7 | `Disagreement`", "| 9 | `Disagreement`"), encoding="utf-8")
+    assert page.read_text(encoding="utf-8") != text
+    assert _cog_check([page]) != 0

@@ -1,13 +1,13 @@
-"""README's examples that need no server, run as the README shows them (tests/readme.py says how): ask
-and get on the reference engine, which prints exactly what the OpenSearch engine prints."""
+"""The examples of README.md and docs/*.md that need no server, run as the pages show them (tests/readme.py
+says how): ask and get on the reference engine, which prints exactly what the OpenSearch engine prints."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.readme import CANNOT_RUN, NEEDS_NO_SERVER, Example, differences, examples, run
+from tests.readme import CANNOT_RUN, NEEDS_NO_SERVER, Example, differences, every_example, examples, run
 
-EXAMPLES = examples()
+EXAMPLES = every_example()
 RUNNABLE = [example for example in EXAMPLES if example.lawindex.startswith(NEEDS_NO_SERVER)]
 
 
@@ -16,13 +16,16 @@ def test_the_readme_has_its_examples() -> None:
     assert any(command.startswith("lawindex ask TX") for command in commands)
     assert any(command.startswith("lawindex load") for command in commands)
     assert len(RUNNABLE) >= 5
+    # README.md's tour and docs/cli.md both show commands that run.
+    assert {"README.md", "docs/cli.md"} <= {example.page for example in RUNNABLE}
+    assert examples()  # README.md's own
     # Every example runs somewhere: here, in tests/integration/test_readme.py, or is listed with a reason.
     for example in EXAMPLES:
         if example.skipped_because() is None:
             assert example.lawindex.split()[1] in ("ask", "get", "load", "status", "verify"), example
 
 
-@pytest.mark.parametrize("example", RUNNABLE, ids=[f"README:{e.line}" for e in RUNNABLE])
+@pytest.mark.parametrize("example", RUNNABLE, ids=[e.where for e in RUNNABLE])
 def test_a_readme_example_prints_what_the_readme_shows(example: Example) -> None:
     command = example.command
     if "--engine" not in command:
@@ -31,7 +34,7 @@ def test_a_readme_example_prints_what_the_readme_shows(example: Example) -> None
     assert code == 0, (example.command, stderr)
     assert "Traceback" not in stderr
     problems = differences(example, stdout)
-    assert not problems, f"README.md:{example.line}: {example.command}\n" + "\n".join(problems)
+    assert not problems, f"{example.where}: {example.command}\n" + "\n".join(problems)
 
 
 def test_a_changed_output_is_told() -> None:

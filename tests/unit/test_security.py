@@ -89,12 +89,12 @@ def test_the_lawindex_user_holds_only_its_role_on_its_namespace() -> None:
     assert not any(action == "*" or action.startswith("cluster:admin") for action in security.CLUSTER_PERMISSIONS)
 
 
-def test_the_role_in_the_readme_is_the_role_lawindex_writes() -> None:
+def test_the_role_in_the_docs_is_the_role_lawindex_writes() -> None:
     import re
 
     import yaml
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "nodes.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"```yaml\n(lawindex:\n.*?)```", readme, re.DOTALL)
     assert yaml.safe_load(block) == {"lawindex": security.role()}
 
