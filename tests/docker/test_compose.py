@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from indexer.node import image
-from tests.docker.conftest import REPO, get_json, lawindex_cli, wait_for
+from tests.docker.support import REPO, get_json, lawindex_cli, wait_for
 
 PROJECT = os.environ.get("LAWINDEX_COMPOSE_PROJECT", "lawindex-compose-test")
 # What the Dockerfile copies (.dockerignore lets nothing else in).

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from indexer.node import containers, image
-from tests.docker.conftest import get_json, lawindex_cli, modules, wait_for
+from tests.docker.support import get_json, lawindex_cli, modules, wait_for
 
 
 def test_a_second_build_with_nothing_changed_reuses_the_image(local_image: str, version: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from indexer.node import node
-from tests.docker.conftest import REPO, forget_node, lawindex_cli
+from tests.docker.support import REPO, forget_node, lawindex_cli
 
 UNPULLABLE = "127.0.0.1:1/lawindex-unpullable/opensearch"
 # The official image can never be had here, on any machine: what `auto` finds is the local image or nothing.

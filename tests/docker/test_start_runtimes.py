@@ -14,7 +14,7 @@ import pytest
 
 from indexer.errors import NodeError
 from indexer.node import containers, node
-from tests.docker.conftest import forget_node, get_json, lawindex_cli, modules
+from tests.docker.support import forget_node, get_json, lawindex_cli, modules
 
 UNPULLABLE = "127.0.0.1:1/lawindex-unpullable/opensearch"
 
