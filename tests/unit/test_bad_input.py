@@ -1,4 +1,4 @@
-"""The bad-input catalogue (README, "Bad input") for everything that needs no server.
+"""The bad-input catalogue (docs/bad-input.md) for everything that needs no server.
 
 Each row is driven through the `lawindex` command as a user meets it: a clear one-line `error: ...`
 (and perhaps a `hint: ...`), a documented exit code, and never a traceback. Commands that would talk to
@@ -18,43 +18,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from indexer.cli import app
 from indexer.errors import BadInput, CorpusError
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpus
+from tests.unit.commands import CORPORA, NOWHERE, refused, run
 from tests.unit.laws import DROP
 from tests.unit.laws import row as line
-
-CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-# Nothing listens on the discard port of loopback: a command that got this far would exit 3.
-NOWHERE = "http://127.0.0.1:9"
-
-
-def run(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:
-    """`lawindex ARGS` in process; fails the test on a traceback, whatever the exit code."""
-    result = CliRunner().invoke(app, list(args), input=input, env=env)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        import traceback
-
-        raise AssertionError(
-            "lawindex raised instead of reporting:\n" + "".join(traceback.format_exception(*result.exc_info))  # type: ignore[misc]
-        )
-    assert "Traceback" not in result.output
-    return result
-
-
-def refused(result: Result, code: int, *fragments: str) -> str:
-    """The error line of a refused command, checked: its exit code, one `error:` line, its fragments."""
-    assert result.exit_code == code, (result.exit_code, result.output)
-    lines = [text for text in result.stderr.splitlines() if text.strip()]
-    errors = [text for text in lines if text.startswith("error: ")]
-    assert len(errors) == 1, result.stderr
-    assert all(text.startswith(("error: ", "hint: ", "warning: ")) for text in lines), result.stderr
-    for fragment in fragments:
-        assert fragment in errors[0], (fragment, errors[0])
-    return errors[0]
 
 
 def cli(

@@ -1,4 +1,4 @@
-"""Edges of the connection, of corpus paths and of standard output (README, "Bad input").
+"""Edges of the connection, of corpus paths and of standard output (docs/bad-input.md).
 
 - An impossible URL is bad input (exit 2) before any request: port 0 and an empty port were read as
   9200 by the client, so a command silently talked to another node.
@@ -16,8 +16,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -26,8 +25,8 @@ import pytest
 from indexer.errors import BadInput
 from indexer.opensearch.connection import check_url
 from indexer.retrieval.corpus import MAX_FILE_BYTES
+from tests.unit.commands import refused, run
 from tests.unit.laws import row
-from tests.unit.test_bad_input import refused, run
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 MAIN = "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"
@@ -138,18 +137,12 @@ class _Answering(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def server() -> Iterator[_Server]:
+def server(serving: Callable[[_Server], _Server]) -> _Server:
     """A real HTTP server on a free loopback port; set `answer` to what it says to every request."""
     httpd = _Server(("127.0.0.1", 0), _Answering)
     httpd.asked = []
     httpd.root = None
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield httpd
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    return serving(httpd)
 
 
 COMMANDS = {

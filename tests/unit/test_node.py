@@ -13,10 +13,10 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,19 +211,13 @@ class _Repo(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture
-def maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serving: Callable[[Any], Any]) -> Path:
     """A Maven repository served over HTTP on 127.0.0.1, as Maven Central serves files and their .sha1."""
     root = tmp_path / "repo"
     root.mkdir()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Repo, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Repo, directory=str(root))))
     monkeypatch.setenv("LAWINDEX_MAVEN_REPO", f"http://127.0.0.1:{server.server_address[1]}/")
-    try:
-        yield root
-    finally:
-        server.shutdown()
-        server.server_close()
+    return root
 
 
 def _publish(repo: Path, path: str, data: bytes, sha1: str | None = None) -> None:
