@@ -1,18 +1,70 @@
 """The spec's own TypeScript, made runnable: extracted from spec/retrieve.md (read where it lies, never
-copied into the repository) beside corpus.ts, run.ts and answer.ts, and run with the pinned tsx."""
+copied into the repository) beside corpus.ts, run.ts and answer.ts, and run with the pinned tsx.
+
+tsx (package-lock.json) is installed by `npm ci` into lawindex's cache, not the source tree:
+`<cache>/spec-oracle/<digest of package.json and package-lock.json>/node_modules` (the cache is
+`LAWINDEX_CACHE`, else the one the local node uses), so a new lock gets a new folder and a checkout stays
+clean. `python3 -m tests.spec_oracle.oracle install` (what install.sh runs) installs it once."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+
+from indexer.node.java import default_cache_dir
 
 ORACLE = Path(__file__).resolve().parent
 ROOT = ORACLE.parents[1]
-TSX = ORACLE / "node_modules" / ".bin" / "tsx"
+MANIFESTS = ("package.json", "package-lock.json")
 DRIVERS = ("corpus.ts", "run.ts", "answer.ts")
+
+
+def install_dir() -> Path:
+    """Where `npm ci` puts the oracle's node_modules: a folder of the cache named by the lock's digest."""
+    digest = hashlib.sha256()
+    for name in MANIFESTS:
+        digest.update((ORACLE / name).read_bytes())
+    return default_cache_dir() / "spec-oracle" / digest.hexdigest()[:16]
+
+
+TSX = install_dir() / "node_modules" / ".bin" / "tsx"
+
+
+def install() -> Path:
+    """tsx, pinned by package-lock.json, installed by `npm ci` into install_dir() unless it is there; its path.
+
+    npm writes into a folder of its own beside the final one, renamed into place when complete, so an
+    interrupted install is never taken for a whole one."""
+    target = install_dir()
+    tsx = target / "node_modules" / ".bin" / "tsx"
+    if tsx.exists():
+        return tsx
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = target.with_name(f"{target.name}.{os.getpid()}")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir()
+    for name in MANIFESTS:
+        shutil.copy(ORACLE / name, building / name)
+    try:
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(building)],
+            cwd=building,
+            stdout=sys.stderr,  # npm's summary is progress; stdout is the path printed at the end
+            check=True,
+        )
+        try:
+            building.rename(target)
+        except OSError:  # another install finished first: keep its folder
+            if not tsx.exists():
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return tsx
 
 
 def spec_path() -> Path:
@@ -60,3 +112,9 @@ def run_spec(directory: Path, corpus_file: Path, questions: list[str]) -> list[d
     if completed.returncode != 0:
         raise RuntimeError(f"the spec's TypeScript failed: {completed.stderr[-2000:]}")
     return [json.loads(line) for line in completed.stdout.splitlines()]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["install"]:
+        raise SystemExit("usage: python3 -m tests.spec_oracle.oracle install")
+    print(install())
