@@ -55,11 +55,11 @@ def index_patterns(namespace: str = "lawindex") -> list[str]:
     its alias. `lawindex-*` let the user read and delete another tool's `lawindex-staging-tx-1`. Every
     name lawindex gives an index or alias must match one of these (tests/unit/test_security.py)."""
     from indexer.opensearch.connection import namespace_of
-    from indexer.opensearch.lifecycle import GENERATION_DIGITS, _locks_concrete, locks_index
+    from indexer.opensearch.lifecycle import GENERATION_DIGITS, locks_concrete_index, locks_index
 
     states = f"{namespace_of(namespace)}-[a-z]{{2}}"
     generations = f"(-[0-9]{{{GENERATION_DIGITS}}}(-filling)?)?"
-    return [f"/{states}{generations}/", locks_index(namespace), _locks_concrete(namespace)]
+    return [f"/{states}{generations}/", locks_index(namespace), locks_concrete_index(namespace)]
 
 
 def role(namespace: str = "lawindex") -> dict[str, Any]:

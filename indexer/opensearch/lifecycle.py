@@ -172,7 +172,7 @@ def locks_index(namespace: str) -> str:
     return f"{namespace_of(namespace)}-locks"
 
 
-def _locks_concrete(namespace: str) -> str:
+def locks_concrete_index(namespace: str) -> str:
     """The lock index itself, behind the alias `locks_index`."""
     return f"{locks_index(namespace)}-1"
 
@@ -258,7 +258,7 @@ def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
     else under the name is LoadFailed: lawindex writes nothing into it."""
     from opensearchpy import NotFoundError, RequestError
 
-    alias, concrete = locks_index(namespace), _locks_concrete(namespace)
+    alias, concrete = locks_index(namespace), locks_concrete_index(namespace)
     try:
         found = client.indices.get_mapping(index=alias)
     except NotFoundError:

@@ -159,8 +159,9 @@ def _meta(client: OpenSearch, index: str) -> dict[str, Any]:
     return lifecycle.meta_of(client, index)
 
 
-def _generation() -> str:
-    # Sorts in time order, so the newest of a state's indices is the last by name.
+def new_generation() -> str:
+    """The generation part of a new index's name (`lawindex-tx-<generation>`): the time to the microsecond,
+    20 digits, so that the newest of a state's indices is the last by name."""
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
 
 
@@ -426,7 +427,7 @@ def _build(
     stop.check(state)
     ranked_laws, process = counts(corpus.laws)
     stats = count(corpus.laws)
-    index = index_prefix(state, namespace) + _generation()
+    index = index_prefix(state, namespace) + new_generation()
     body = mappings.laws_index()
     # No periodic refresh, ever: the index is written once, here, and refreshed once at the end; a
     # reload builds a new index rather than writing to this one. (Setting it back after the load cost a

@@ -116,14 +116,14 @@ def _covered(name: str, patterns: list[str]) -> bool:
 
 def test_the_role_covers_every_name_lawindex_makes_and_no_look_alike() -> None:
     from indexer.opensearch.connection import alias_of, index_prefix
-    from indexer.opensearch.lifecycle import _locks_concrete, generation_pattern, locks_index
-    from indexer.opensearch.load import _generation
+    from indexer.opensearch.lifecycle import generation_pattern, locks_concrete_index, locks_index
+    from indexer.opensearch.load import new_generation
 
     patterns = security.index_patterns("lawindex")
-    generation = index_prefix("TX") + _generation()
+    generation = index_prefix("TX") + new_generation()
     assert generation_pattern("TX", "lawindex").fullmatch(generation)
     made = [alias_of("TX"), alias_of("DC"), generation, f"{generation}-filling", locks_index("lawindex"),
-            _locks_concrete("lawindex")]  # fmt: skip
+            locks_concrete_index("lawindex")]  # fmt: skip
     assert [name for name in made if not _covered(name, patterns)] == []
     look_alikes = [
         "lawindex-staging-tx-1",
