@@ -5,8 +5,8 @@ query per distinct word on the ranked field `words`, summed by a bool query → 
 by OpenSearch's own BM25 → each candidate re-scored with the spec's float64 arithmetic from the
 statistics the indexer stored → the window proven wide enough, or widened and asked again.
 
-Why the window is needed: OpenSearch's BM25 is the spec's formula with other arithmetic (README,
-"Exactness"): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
+Why the window is needed: OpenSearch's BM25 is the spec's formula with other arithmetic
+(docs/exactness.md): Lucene keeps a law's length in one byte, rounded down above 40 words; it computes in
 float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average length leave out a
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
 near the top but not always in the spec's order. Why the window is enough: indexer/retrieval/bound.py,

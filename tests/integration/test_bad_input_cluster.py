@@ -1,4 +1,4 @@
-"""The bad-input catalogue (README, "Bad input") for what needs a server: a state that is not one, a state
+"""The bad-input catalogue (docs/bad-input.md) for what needs a server: a state that is not one, a state
 with no index yet, a bad URL, a wrong password, an unreachable URL. One clear line, a documented exit
 code, never a traceback.
 
