@@ -16,6 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # The width the help is rendered at: wide enough for the option tables, fixed so the page is the same
 # wherever it is generated.
 HELP_WIDTH = 100
+# What else Rich reads from the environment to style or size help: none of it may change the page.
+HELP_ENV: dict[str, str | None] = {
+    "COLUMNS": str(HELP_WIDTH),
+    "TERMINAL_WIDTH": None,
+    "FORCE_COLOR": None,
+    "PY_COLORS": None,
+    "GITHUB_ACTIONS": None,
+    "NO_COLOR": "1",
+}
 
 
 def _commands() -> list[tuple[str, Any]]:
@@ -46,7 +55,7 @@ def cli_help() -> str:
     parts = []
     for words, _ in _commands():
         args = [*words.split(), "--help"]
-        done = runner.invoke(app, args, prog_name="lawindex", env={"COLUMNS": str(HELP_WIDTH), "TERMINAL_WIDTH": None})
+        done = runner.invoke(app, args, prog_name="lawindex", env=HELP_ENV)
         assert done.exit_code == 0, (args, done.output)
         text = "\n".join(line.rstrip() for line in done.output.strip("\n").splitlines()).strip("\n")
         title = f"lawindex {words}".strip()
