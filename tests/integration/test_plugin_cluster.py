@@ -53,13 +53,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
         client = OpenSearch(hosts=urls, timeout=60)
         assert plugin.installed(client), "a node of the cluster has no lawindex plugin"
         work = tmp_path_factory.mktemp("plugin-cluster")
-        laws, questions = generated("TX", 1500, 600, seed=2121)
+        laws, questions = generated("TX", 800, 250, seed=2121)
         tie_laws, tie_question, _ = tie_pair_corpus()
         corpora = [corpus for corpus in read_corpora(CORPORA) if corpus.state not in ("TX", "WY")]
         corpora += [synthetic.corpus_of("TX", laws), synthetic.corpus_of("WY", tie_laws)]
         asked = {"TX": questions, "WY": [tie_question]}
         for corpus in corpora:
-            asked.setdefault(corpus.state, default_questions(corpus)[:80])
+            asked.setdefault(corpus.state, default_questions(corpus)[:30])
         truth = {c.state: spec_ids(work, c.state, c.laws, asked[c.state]) for c in corpora}
         connection = Connection.from_env(",".join(urls), namespace=unique_namespace(), timeout=60.0)
         load(connection, corpora)  # a replica of each state on another node (auto_expand_replicas 0-1)
