@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from indexer.errors import NodeError
+from indexer.errors import BadInput, NodeError
 from indexer.node import distribution
 
 NAME = "lawindex"
@@ -36,6 +36,10 @@ NAME = "lawindex"
 BUILD_LAYOUT = "1"
 # Lucene majors with a shim folder under plugin/src/ (src/lucene9, src/lucene10).
 LUCENE_MAJORS = (9, 10)
+# The OpenSearch majors on those Lucene majors (2.x is Lucene 9, 3.x Lucene 10): a version of another major
+# is refused before anything is downloaded or compiled.
+OPENSEARCH_MAJORS = {2: 9, 3: 10}
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 JAVAC_TIMEOUT_S = 600.0
 INSTALL_TIMEOUT_S = 300.0
 
@@ -138,12 +142,29 @@ def zip_name(version: str) -> str:
     return f"{NAME}-{version}.zip"
 
 
+def check_version(version: str) -> None:
+    """BadInput when `version` is not an OpenSearch version (major.minor.patch); NodeError when the plugin has
+    no build for its major (the sources cover the Lucene of OpenSearch 2.x and 3.x only)."""
+    found = _VERSION.fullmatch(version)
+    if found is None:
+        raise BadInput(f"not an OpenSearch version: {version!r}", hint="a version is major.minor.patch, e.g. 3.6.0")
+    major = int(found.group(1))
+    if major not in OPENSEARCH_MAJORS:
+        known = " and ".join(f"{m}.x" for m in OPENSEARCH_MAJORS)
+        raise NodeError(
+            f"the lawindex plugin has no build for OpenSearch {version} (it is built for OpenSearch {known})",
+            hint="use a pinned version (node/versions.env), or run that cluster without the plugin (the window path)",
+        )
+
+
 def build(version: str, out: Path | None = None, cache_dir: Path | str | None = None) -> Path:
     """The plugin zip for OpenSearch `version` (built once per version and source digest, then cached); with
-    `out`, copied into that folder. A version whose distribution cannot be had, or whose Lucene the sources
-    do not cover, raises NodeError and leaves no zip."""
+    `out`, copied into that folder. A version that is none, whose major the plugin has no build for, whose
+    distribution cannot be had, or whose Lucene the sources do not cover raises (BadInput, NodeError) and
+    leaves no zip."""
     from indexer.node import java as node
 
+    check_version(version)
     cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
     dist = distribution.home(version, cache)
     lucene = lucene_major(dist)
@@ -225,11 +246,57 @@ def install_line(zipped: Path) -> str:
 # --- installing ----------------------------------------------------------------------------------
 
 
+def home_version(home: Path) -> str | None:
+    """The OpenSearch version of an OpenSearch home, from its lib/opensearch-<version>.jar (None if none)."""
+    for jar in (home / "lib").glob("opensearch-*.jar"):
+        found = re.fullmatch(r"opensearch-(\d+\.\d+\.\d+)\.jar", jar.name)
+        if found:
+            return found.group(1)
+    return None
+
+
+def zip_version(zipped: Path) -> str | None:
+    """The `opensearch.version` a plugin zip's descriptor names (None when it names none); NodeError when
+    the file is not a plugin zip."""
+    try:
+        with zipfile.ZipFile(zipped) as archive:
+            text = archive.read("plugin-descriptor.properties").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile) as error:
+        raise NodeError(f"{zipped} is not an OpenSearch plugin zip: {error}") from None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "opensearch.version":
+            return value.strip()
+    return None
+
+
+def check_fits(home: Path, zips: Sequence[Path]) -> None:
+    """NodeError, before anything is installed, when a zip is built for another OpenSearch version than the
+    home's (OpenSearch would refuse it too, after unpacking it)."""
+    running = home_version(home)
+    for zipped in zips:
+        built_for = zip_version(zipped)
+        if running is not None and built_for is not None and built_for != running:
+            raise NodeError(
+                f"{zipped.name} is built for OpenSearch {built_for}, but {home} is OpenSearch {running}: "
+                "nothing was installed",
+                hint=f"build the plugin for that node: lawindex plugin build --version {running}",
+            )
+
+
 def install(home: Path, zips: Sequence[Path], java_home: Path) -> None:
     """Install plugin zips into an OpenSearch home with its own `bin/opensearch-plugin install --batch`, in
-    one run (one JVM). A failure raises NodeError naming the plugin; what that run installed is removed."""
+    one run (one JVM). A zip built for another version is refused before the run (`check_fits`); a failure
+    raises NodeError naming the plugin; what that run installed is removed."""
     if not zips:
         return
+    check_fits(home, zips)
+    run_installer(home, zips, java_home)
+
+
+def run_installer(home: Path, zips: Sequence[Path], java_home: Path) -> None:
+    """`bin/opensearch-plugin install --batch` of `zips` in `home`; on a failure (OpenSearch's own refusal
+    included), every plugin folder the run added is removed and NodeError says what OpenSearch said."""
     before = {p.name for p in (home / "plugins").iterdir()} if (home / "plugins").is_dir() else set()
     command = [str(home / "bin" / "opensearch-plugin"), "install", "--batch", *(z.resolve().as_uri() for z in zips)]
     env = {

@@ -28,7 +28,10 @@ from typing import Any
 #   (cluster:monitor/health); bulk, which the plugin authorises at cluster level before the indices;
 # - indices of the namespace: create and delete its generations, look for orphans (admin/get), read
 #   the ownership mapping (mappings/get), move and read aliases, refresh (refresh and its per-shard
-#   refresh[s]), search/get/count (data/read), and write laws (data/write).
+#   refresh[s]), search/get/count (data/read), and write laws (data/write); on the plugin path
+#   (indexer.opensearch.plugin_path) merge a new generation to one segment before its swap
+#   (admin/forcemerge). The role has no cluster:monitor/nodes/info: a load finds the lawindex plugin
+#   by the node parsing its query (indexer.opensearch.plugins.query_parses), not by listing the nodes.
 ROLE_NAME = "lawindex"
 CLUSTER_PERMISSIONS = (
     "cluster:monitor/main",
@@ -43,6 +46,7 @@ INDEX_ACTIONS = (
     "indices:admin/aliases",
     "indices:admin/aliases/get",
     "indices:admin/refresh*",
+    "indices:admin/forcemerge*",
     "indices:data/read/*",
     "indices:data/write/*",
 )

@@ -32,10 +32,13 @@ QUERY = "lawindex"
 
 
 def cluster_has_plugin(client: OpenSearch) -> bool:
-    """True when every node of the cluster has the lawindex plugin; False on a cluster without it."""
-    from indexer.opensearch.plugins import LAWINDEX, every_node_has
+    """True when every node of the cluster has the lawindex plugin; False on a cluster without it. Where
+    the user may not list the nodes (lawindex's least-privilege role lacks cluster:monitor/nodes/info, by
+    design), the node that answers is asked whether it parses the `lawindex` query (docs/plugin.md)."""
+    from indexer.opensearch.plugins import LAWINDEX, listed, query_parses
 
-    return every_node_has(client, LAWINDEX)
+    found = listed(client, LAWINDEX)
+    return query_parses(client, QUERY) if found is None else found
 
 
 def wanted(client: OpenSearch, asked: bool | None) -> bool:

@@ -127,6 +127,38 @@ def test_load_ask_status_verify_as_the_least_privileged_user_over_tls(secured: S
     assert code == 0 and out.strip(), err
 
 
+def test_the_least_privileged_user_loads_and_asks_on_the_plugin_path(secured: Secured) -> None:
+    """The role has no cluster:monitor/nodes/info, so the user cannot list the nodes' plugins; the load finds
+    the plugin by the node parsing its query, builds the plugin path, and `ask` sends the plugin's query."""
+    from opensearchpy import TransportError
+
+    from indexer.opensearch import plugins
+
+    user = _client(secured, "lawindex", secured.credentials["OPENSEARCH_PASSWORD"])
+    for listing in ("/_nodes/plugins", "/_cat/plugins"):
+        with pytest.raises(TransportError) as refused:
+            user.transport.perform_request("GET", listing)
+        assert refused.value.status_code == 403, refused.value.info
+    assert plugins.listed(user, plugins.LAWINDEX) is None
+    assert plugins.query_parses(user, "lawindex") is True
+    assert plugins.query_parses(user, "no_such_query") is False  # the probe can say no
+
+    ca = ("--ca-certs", secured.ca_certs)
+    code, out, err = run(secured, "load", str(CORPORA), "--state", "VT", "--force", *ca)
+    assert code == 0, err
+    code, out, err = run(secured, "status", "--json", *ca)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert {row["state"]: row["path"] for row in rows}.get("VT") == "plugin", rows
+    code, out, err = run(secured, "ask", "VT", "how far from a fire hydrant can i park", "--json", *ca)
+    assert code == 0, err
+    # The raw query as the user sends it returns what ask returned.
+    asked = [hit["id"] for hit in json.loads(out.splitlines()[0])["hits"]]
+    body = {"size": 8, "_source": ["id"], "query": {"lawindex": {"question": "how far from a fire hydrant can i park"}}}
+    raw = user.search(index="lawindex-vt", body=body)
+    assert [hit["_source"]["id"] for hit in raw["hits"]["hits"]] == asked
+
+
 def test_a_changed_corpus_reloads_as_the_least_privileged_user(secured: Secured, tmp_path: Path) -> None:
     # A reload: the orphans of the state looked for, a new generation made, the alias moved from the old
     # one, the old one deleted, all with the role alone.

@@ -4,8 +4,10 @@ Here: the sample corpora loaded in a namespace of their own, the spec's TypeScri
 spec/retrieve.md (as tests/unit/test_spec_oracle.py extracts it, beside its corpus.ts), and the questions
 written: every law's own question with its typo, compound and plural variants (`lawindex verify`'s), and
 generated ones. The node tests then start `lawindex serve`, and hold the client's ids to the spec's own
-bm25() in the same Node process. The client is type-checked first (tsc --noEmit). npm installs the pinned
-devDependencies from the lockfile when they are missing; without node it fails, never skips.
+bm25() in the same Node process; test/plugin.test.ts sends the plugin's raw query through Node's own fetch
+straight to the node (no lawindex in the path) and holds it to the same bm25(). The client is type-checked
+first (tsc --noEmit). npm installs the pinned devDependencies from the lockfile when they are missing;
+without node it fails, never skips.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from opensearchpy import OpenSearch
 
+from indexer.node import plugin
 from indexer.opensearch.connection import Connection
 from indexer.opensearch.load import load
 from indexer.opensearch.verify import default_questions
@@ -69,8 +73,9 @@ def test_the_typescript_client_is_typed() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_typescript_client_returns_the_specs_bm25(loaded: dict[str, str], tmp_path: Path) -> None:
-    _npm_ci()
+def _spec_and_questions(tmp_path: Path) -> dict[str, str]:
+    """The spec's TypeScript in a folder of its own and the questions file: every law's own question with
+    its typo, compound and plural variants, generated ones and a few fixed; the variables naming them."""
     spec = spec_path()
     assert spec.is_file(), f"no spec at {spec} (set LAWINDEX_SPEC)"
     spec_dir = tmp_path / "spec"
@@ -88,20 +93,19 @@ def test_the_typescript_client_returns_the_specs_bm25(loaded: dict[str, str], tm
     assert sum(len(asked) for asked in questions.values()) >= 700
     questions_file = tmp_path / "questions.json"
     questions_file.write_text(json.dumps(questions), encoding="utf-8")
-
-    env = {
-        **os.environ,
-        **loaded,
-        "LAWINDEX_COMMAND": json.dumps(LAWINDEX),
-        "LAWINDEX_SERVE_PORT": str(free_port()),
+    return {
         "LAWINDEX_SPEC_DIR": str(spec_dir),
         "LAWINDEX_CORPORA": str(CORPORA),
         "LAWINDEX_QUESTIONS": str(questions_file),
     }
+
+
+def _node_test(test_file: str, env: dict[str, str]) -> str:
+    """`node --test` on one of the client's test files; its report."""
     done = subprocess.run(
-        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/client.test.ts"],
+        ["node", "--import", "tsx", "--test", "--test-reporter=spec", test_file],
         cwd=CLIENT,
-        env=env,
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=900,
@@ -110,3 +114,26 @@ def test_the_typescript_client_returns_the_specs_bm25(loaded: dict[str, str], tm
     print(done.stdout[-3000:])
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert "# fail 0" in done.stdout or "✖" not in done.stdout
+    return done.stdout
+
+
+def test_the_typescript_client_returns_the_specs_bm25(loaded: dict[str, str], tmp_path: Path) -> None:
+    _npm_ci()
+    env = {
+        **loaded,
+        **_spec_and_questions(tmp_path),
+        "LAWINDEX_COMMAND": json.dumps(LAWINDEX),
+        "LAWINDEX_SERVE_PORT": str(free_port()),
+    }
+    _node_test("test/client.test.ts", env)
+
+
+def test_the_plugin_query_through_fetch_returns_the_specs_bm25(
+    loaded: dict[str, str], opensearch_url: str, tmp_path: Path
+) -> None:
+    """The raw `{"lawindex": {"question": ...}}` query sent by Node's fetch straight to the node (no
+    lawindex in the path), against the spec's bm25 in the same Node process (test/plugin.test.ts)."""
+    assert plugin.installed(OpenSearch(hosts=[opensearch_url], timeout=60)), f"no lawindex plugin at {opensearch_url}"
+    _npm_ci()
+    report = _node_test("test/plugin.test.ts", {**loaded, **_spec_and_questions(tmp_path)})
+    assert report.count("plugin query via fetch,") == len(read_corpora(CORPORA)), report[-2000:]

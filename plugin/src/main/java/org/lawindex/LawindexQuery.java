@@ -117,6 +117,7 @@ public final class LawindexQuery extends Query {
             private final int[] docs;
             private final DocIdSetIterator iterator;
             private int at = -1;
+            private float minCompetitive = 0f;
 
             ListedScorer(Weight weight, LeafReaderContext leaf, int[] docs) {
                 super(weight);
@@ -131,14 +132,14 @@ public final class LawindexQuery extends Query {
                     @Override
                     public int nextDoc() {
                         at++;
-                        return docID();
+                        return competitive();
                     }
 
                     @Override
                     public int advance(int target) {
                         int found = java.util.Arrays.binarySearch(docs, Math.max(at + 1, 0), docs.length, target);
                         at = found >= 0 ? found : -found - 1;
-                        return docID();
+                        return competitive();
                     }
 
                     @Override
@@ -146,6 +147,22 @@ public final class LawindexQuery extends Query {
                         return docs.length;
                     }
                 };
+            }
+
+            /** From `at` on, past the laws whose score cannot enter the collector's top hits any more. */
+            private int competitive() {
+                if (minCompetitive > 0) {
+                    while (at < docs.length && ranking.score(leaf, docs[at]) * boost < minCompetitive) {
+                        at++;
+                    }
+                }
+                return iterator.docID();
+            }
+
+            @Override
+            public void setMinCompetitiveScore(float minScore) {
+                // TOP_SCORES (no total hit count asked for): the collector needs no law scored below this.
+                minCompetitive = minScore;
             }
 
             @Override

@@ -9,6 +9,7 @@ import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.SortedNumericDocValues;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
@@ -80,12 +81,19 @@ final class Ranking {
         int maxDoc = reader.maxDoc();
         double[] sums = new double[maxDoc];
         boolean[] touched = new boolean[maxDoc];
+        // The documents a word of the question reached, in the order first reached: only they are looked
+        // at again (never a pass over every document of the shard).
+        int[] reached = new int[64];
+        int reachedCount = 0;
         long[] n = new long[asked.size()];
         double[] idf = new double[asked.size()];
         List<LeafReaderContext> leaves = reader.leaves();
         for (int w = 0; w < asked.size(); w++) {
             n[w] = vocabulary.count(asked.get(w));
             idf[w] = Bm25.idf(size, n[w]);
+            if (n[w] == 0) {
+                continue;
+            }
             BytesRef term = new BytesRef(asked.get(w));
             for (LeafReaderContext leaf : leaves) {
                 Terms terms = leaf.reader().terms(field);
@@ -107,52 +115,63 @@ final class Ranking {
                     // The spec's `score += term`, word by word in `asked` order: the words are the outer loop,
                     // so each law's sum is added up in exactly that order.
                     sums[global] += Bm25.term(idf[w], postings.freq(), length(lengths, doc), average, k1, b);
-                    touched[global] = true;
+                    if (!touched[global]) {
+                        touched[global] = true;
+                        if (reachedCount == reached.length) {
+                            reached = Arrays.copyOf(reached, reachedCount * 2);
+                        }
+                        reached[reachedCount++] = global;
+                    }
                 }
             }
         }
-        // The spec keeps a law whose score is > 0 (every matching law, with real statistics).
+        // The spec keeps a law whose score is > 0 (every matching law, with real statistics). Each kept law
+        // as one long: its float (descending) above its document id (ascending), which is how Lucene's
+        // collector ranks; one primitive sort.
+        long[] keys = new long[reachedCount];
         int matched = 0;
-        for (int doc = 0; doc < maxDoc; doc++) {
-            if (touched[doc] && sums[doc] > 0) {
-                matched++;
-            } else {
-                touched[doc] = false;
+        for (int i = 0; i < reachedCount; i++) {
+            int global = reached[i];
+            if (sums[global] > 0) {
+                keys[matched++] = key((float) sums[global], global);
             }
         }
-        long[] orders = new long[maxDoc];
-        Integer[] ranked = new Integer[matched];
+        Arrays.sort(keys, 0, matched);
+        int[] ranked = new int[matched];
+        for (int r = 0; r < matched; r++) {
+            ranked[r] = (int) keys[r];
+        }
+        // Rounding to float never swaps two sums, it only ties them: so the collector's order is the spec's
+        // (score descending, then corpus order) except inside a run of laws whose floats are equal. Only
+        // there is each law's corpus order read (the order field's doc values) and the run put in the spec's
+        // order, by its float64 sums and then corpus order.
+        for (int r = 0; r < matched; ) {
+            int end = r + 1;
+            while (end < matched && (keys[end] >>> 32) == (keys[r] >>> 32)) {
+                end++;
+            }
+            if (end - r > 1) {
+                inSpecOrder(ranked, r, end, sums, leaves, orderField);
+            }
+            r = end;
+        }
+        int[] positive = Arrays.copyOf(ranked, matched);
+        Arrays.sort(positive);
         int[][] docs = new int[leaves.size()][];
-        int at = 0;
+        int from = 0;
         for (int l = 0; l < leaves.size(); l++) {
             LeafReaderContext leaf = leaves.get(l);
-            SortedNumericDocValues values = DocValues.getSortedNumeric(leaf.reader(), orderField);
-            int count = 0;
-            for (int doc = 0; doc < leaf.reader().maxDoc(); doc++) {
-                if (touched[leaf.docBase + doc]) {
-                    count++;
-                }
+            int limit = leaf.docBase + leaf.reader().maxDoc();
+            int to = from;
+            while (to < matched && positive[to] < limit) {
+                to++;
             }
-            docs[l] = new int[count];
-            int i = 0;
-            for (int doc = 0; doc < leaf.reader().maxDoc(); doc++) {
-                int global = leaf.docBase + doc;
-                if (touched[global]) {
-                    orders[global] = values.advanceExact(doc) ? values.nextValue() : Long.MAX_VALUE;
-                    docs[l][i++] = doc;
-                    ranked[at++] = global;
-                }
+            docs[l] = new int[to - from];
+            for (int i = from; i < to; i++) {
+                docs[l][i - from] = positive[i] - leaf.docBase;
             }
+            from = to;
         }
-        // The spec's order: score descending, ties in corpus order (its sort is stable over the corpus).
-        Arrays.sort(ranked, (x, y) -> {
-            int byScore = Double.compare(sums[y], sums[x]);
-            if (byScore != 0) {
-                return byScore;
-            }
-            int byOrder = Long.compare(orders[x], orders[y]);
-            return byOrder != 0 ? byOrder : Integer.compare(x, y);
-        });
         float[] floats = new float[maxDoc];
         Arrays.fill(floats, Float.NaN);
         for (int r = matched - 1; r >= 0; r--) {
@@ -169,6 +188,53 @@ final class Ranking {
         }
         float maxScore = matched == 0 ? 0f : floats[ranked[0]];
         return new Ranking(asked, n, idf, size, average, k1, b, field, orderField, sums, floats, docs, maxScore);
+    }
+
+    /** A kept law's sort key: a positive float's bits order as the float does; descending, then the id. */
+    private static long key(float score, int global) {
+        return ((long) (Integer.MAX_VALUE - Float.floatToIntBits(score)) << 32) | global;
+    }
+
+    /**
+     * {@code ranked[from..to)}, laws whose floats tie, ascending by document id, put in the spec's order:
+     * float64 sum descending, then corpus order (the order field; without it, after every law with it),
+     * then document id.
+     */
+    private static void inSpecOrder(int[] ranked, int from, int to, double[] sums, List<LeafReaderContext> leaves,
+                                    String orderField) throws IOException {
+        int count = to - from;
+        long[] orders = new long[count];
+        // The run's ids ascend, so each leaf's doc values are read forward once.
+        int leafIndex = -1;
+        SortedNumericDocValues values = null;
+        LeafReaderContext leaf = null;
+        for (int i = 0; i < count; i++) {
+            int global = ranked[from + i];
+            if (leaf == null || global >= leaf.docBase + leaf.reader().maxDoc()) {
+                leafIndex = ReaderUtil.subIndex(global, leaves);
+                leaf = leaves.get(leafIndex);
+                values = DocValues.getSortedNumeric(leaf.reader(), orderField);
+            }
+            int doc = global - leaf.docBase;
+            orders[i] = values.advanceExact(doc) ? values.nextValue() : Long.MAX_VALUE;
+        }
+        Integer[] at = new Integer[count];
+        for (int i = 0; i < count; i++) {
+            at[i] = i;
+        }
+        Arrays.sort(at, (x, y) -> {
+            int byScore = Double.compare(sums[ranked[from + y]], sums[ranked[from + x]]);
+            if (byScore != 0) {
+                return byScore;
+            }
+            int byOrder = Long.compare(orders[x], orders[y]);
+            return byOrder != 0 ? byOrder : Integer.compare(ranked[from + x], ranked[from + y]);
+        });
+        int[] run = new int[count];
+        for (int i = 0; i < count; i++) {
+            run[i] = ranked[from + at[i]];
+        }
+        System.arraycopy(run, 0, ranked, from, count);
     }
 
     private static long length(NumericDocValues lengths, int doc) throws IOException {
