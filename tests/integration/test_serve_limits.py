@@ -1,0 +1,236 @@
+"""`lawindex serve` against slow and many clients (indexer/serve_limits.py): each limit, a slowloris of
+thousands of connections beside normal clients, and SIGTERM with slow clients connected.
+
+Raw sockets stand for the slow clients: no HTTP client sends half a request on purpose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from indexer.opensearch.connection import Connection
+from indexer.opensearch.load import load
+from indexer.retrieval.corpus import read_corpora
+from tests.integration.serving import Service, running, start
+from tests.integration.support import drop_namespace, unique_namespace
+
+pytestmark = pytest.mark.integration
+
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
+ASK = "/v1/states/TX/ask?q=how+far+from+a+fire+hydrant+can+i+park"
+SLOW_BODY = (
+    b"POST /v1/states/TX/ask HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+    b'content-length: 1000\r\n\r\n{"questions": ['
+)
+
+
+@pytest.fixture(scope="module")
+def env(opensearch_url: str) -> Iterator[dict[str, str]]:
+    namespace = unique_namespace()
+    connection = Connection.from_env(opensearch_url, namespace=namespace)
+    load(connection, read_corpora(CORPORA, ["TX"]))
+    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+    drop_namespace(connection.client(), namespace)
+
+
+def _connect(service: Service) -> socket.socket:
+    host, port = service.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (30 s at most)."""
+    got = b""
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
+
+
+def test_headers_that_never_end_are_answered_408_and_closed(env: dict[str, str]) -> None:
+    with running(env, "--header-timeout", "1") as service:
+        sock = _connect(service)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        sock.settimeout(0.3)
+        answer = b""
+        # A header line every 0.3 s: each byte would have reset a timeout of idleness; this one is the whole.
+        for _ in range(100):
+            try:
+                sock.sendall(b"X-Slow: 1\r\n")
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            answer += chunk
+            if not chunk:
+                break
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 "), answer
+        assert b"connection: close" in head
+        late = b"the request's headers did not arrive within 1 s"
+        assert body == b'{"error": "' + late + b'", "hint": "send the whole request at once"}'
+        # And the service answers the next client as ever.
+        assert httpx.get(service.url + "/healthz").status_code == 200
+
+
+def test_a_connection_that_sends_nothing_is_closed(env: dict[str, str]) -> None:
+    with running(env, "--header-timeout", "1") as service:
+        assert _read_all(_connect(service)) == b""
+
+
+def test_a_body_that_never_ends_is_answered_408(env: dict[str, str]) -> None:
+    with running(env, "--body-timeout", "1") as service:
+        sock = _connect(service)
+        sock.sendall(SLOW_BODY)
+        head, _, body = _read_all(sock).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 "), head
+        assert b"the request's body did not arrive within 1 s" in body
+
+
+def test_headers_past_64_kib_are_answered_431(env: dict[str, str]) -> None:
+    with running(env) as service:
+        sock = _connect(service)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            for _ in range(100):
+                sock.sendall(b"X-Big: " + b"y" * 1000 + b"\r\n")
+        head, _, body = _read_all(sock).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 431 "), head
+        assert b"the request's headers are over 65,536 bytes" in body
+
+
+def test_past_the_connection_bound_the_one_waiting_longest_for_a_request_goes(env: dict[str, str]) -> None:
+    with running(env, "--max-connections", "20") as service:
+        silent = [_connect(service) for _ in range(20)]
+        time.sleep(1)  # accepted by the server, not only by the kernel
+        answered = httpx.get(service.url + ASK, timeout=30)
+        assert answered.status_code == 200
+        # The oldest silent one made room; the youngest still waits (its header timeout is 10 s).
+        assert _read_all(silent[0]) == b""
+        silent[-1].settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            silent[-1].recv(1)
+
+
+def test_with_every_connection_busy_a_new_one_is_answered_503_with_retry_after(env: dict[str, str]) -> None:
+    with running(env, "--max-connections", "3") as service:
+        busy = [_connect(service) for _ in range(3)]
+        for sock in busy:
+            sock.sendall(SLOW_BODY)
+        time.sleep(1)
+        head, _, body = _read_all(_connect(service)).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 "), head
+        assert b"retry-after: 1" in head
+        assert b"lawindex serve holds 3 connections, each with a request under way" in body
+
+
+def test_past_the_requests_in_flight_503_with_retry_after(env: dict[str, str]) -> None:
+    with running(env, "--max-in-flight", "2") as service:
+        busy = [_connect(service) for _ in range(2)]
+        for sock in busy:
+            sock.sendall(SLOW_BODY)
+        time.sleep(1)
+        refused = httpx.get(service.url + "/healthz")
+        assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
+        assert refused.json() == {"error": "lawindex serve has 2 requests under way", "hint": "retry after 1 s"}
+        for sock in busy:
+            sock.close()
+        time.sleep(1)
+        assert httpx.get(service.url + "/healthz").status_code == 200
+
+
+def test_sigterm_with_slow_clients_connected_exits_at_once_without_tracebacks(env: dict[str, str]) -> None:
+    service = start(env)
+    slow = [_connect(service) for _ in range(300)]
+    for number, sock in enumerate(slow):
+        sock.sendall(SLOW_BODY if number % 3 == 0 else b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    time.sleep(2)
+    service.process.send_signal(signal.SIGTERM)
+    # The grace period is 30 s; a request whose body is still coming no longer waits for it (before: the
+    # whole 30 s, then 100 "Exception in ASGI application" tracebacks).
+    code = service.stop(timeout=15, signalled=True)
+    assert code == 0, service.log
+    assert "Traceback" not in service.log and "Exception in ASGI application" not in service.log, service.log
+    for sock in slow:
+        sock.close()
+
+
+def test_a_slowloris_of_thousands_leaves_normal_clients_answered(env: dict[str, str]) -> None:
+    # The slowloris needs its descriptors in this process too.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    try:
+        with running(env, "--max-connections", "1000") as service:
+            port = int(service.url.rsplit(":", 1)[1])
+            errors, answered, files = asyncio.run(_slowloris_beside_normal_clients(port, service.process.pid))
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert errors == [] and answered == 200
+    # The bound held: the server never had the 2,500 connections open at once.
+    assert max(files) < 1000 + 256, max(files)
+
+
+async def _slowloris_beside_normal_clients(port: int, pid: int) -> tuple[list[str], int, list[int]]:
+    """2,500 connections that never finish their headers, opened again when closed, while 4 normal clients
+    (2 kept-alive, 2 with a connection a request) ask 50 questions each."""
+    stop = asyncio.Event()
+
+    async def slow() -> None:
+        while not stop.is_set():
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                while not stop.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(reader.read(4096), 2)
+                        break  # the server let it go: open another
+                    writer.write(b"X-Slow: 1\r\n")
+            except OSError:
+                pass
+            finally:
+                writer.close()
+
+    slowloris = [asyncio.create_task(slow()) for _ in range(2500)]
+    files: list[int] = []
+    errors: list[str] = []
+    answered = 0
+    await asyncio.sleep(3)
+
+    async def normal(keep: bool) -> None:
+        nonlocal answered
+        limits = httpx.Limits(max_keepalive_connections=1 if keep else 0)
+        async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+            for _ in range(50):
+                try:
+                    response = await client.get(f"http://127.0.0.1:{port}{ASK}")
+                except httpx.HTTPError as error:
+                    errors.append(repr(error))
+                    continue
+                if response.status_code == 200:
+                    answered += 1
+                else:
+                    errors.append(f"{response.status_code} {response.text}")
+                files.append(len(os.listdir(f"/proc/{pid}/fd")))
+
+    await asyncio.gather(*(normal(keep) for keep in (True, True, False, False)))
+    stop.set()
+    for task in slowloris:
+        task.cancel()
+    await asyncio.gather(*slowloris, return_exceptions=True)
+    return errors, answered, files
