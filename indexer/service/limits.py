@@ -13,16 +13,24 @@ traceback. So, here, over uvicorn's own protocol (`GuardedProtocol`, named to uv
   sent) until the request's headers are complete, whatever trickles in meanwhile (uvicorn's keep-alive timer
   stops at the first byte); and at most `max_header_bytes` of headers;
 - a body timeout, from the headers to the body's last byte;
-- a bound on open connections: past it, a new connection takes the place of the connection that has waited
-  longest for a request (one that never sent one first, then an idle kept-alive one); when every connection
-  has a request under way, the new one is answered 503 with Retry-After and closed;
+- a bound on open connections: past it, a new connection takes the place of one waiting for a request's
+  headers (one that sent part of them first, then one silent for over a second since it was accepted,
+  then an idle kept-alive one, each oldest first: `_Waiting`); when none can go (each has a request under
+  way, or was accepted just now), the new one is answered 503 with Retry-After and closed;
 - at SIGTERM, a request whose body is still coming is closed at once (it could not be answered anyway);
   the requests whose bodies are in are answered, then the process exits;
 - `InFlight`, an ASGI wrapper: past `max_in_flight` requests under way, 503 with Retry-After.
 
+What uvicorn does offer is used as it is: `timeout_keep_alive` (its 5 s) still closes a kept-alive
+connection idle between requests, and `backlog` bounds what the kernel queues. What it offers does not do
+the rest: `limit_concurrency` is one count of connections and tasks together, so past it every request is
+refused, the normal ones first among them; `h11_max_incomplete_event_size` bounds headers for its h11
+protocol only, and the service runs on httptools (the faster, which benchmarks/serve.py measured).
+
 Why a subclass of uvicorn's protocol and not a library: an ASGI middleware (the kept ones included) sees a
-request only once its headers are in, which is too late for a slowloris, and changing servers would
-throw away what benchmarks/serve.py measured of this one. The subclass keeps to the protocol's own hooks
+request only once its headers are in, which is too late for a slowloris, and changing servers (granian has
+a header read timeout, hypercorn a read timeout, neither a connection bound that lets the idle go first)
+would throw away what benchmarks/serve.py measured of this one. The subclass keeps to the protocol's own hooks
 (`connection_made`, `data_received`, the parser's callbacks, `on_response_complete`, `shutdown`);
 tests/integration/test_serve_limits.py holds each limit, benchmarks/slowloris.py measures them.
 """
@@ -50,6 +58,9 @@ RETRY_AFTER = 1
 # threads), the log, the listening socket, what Python itself opens.
 RESERVED_FILES = 256
 DEFAULT_CONNECTIONS = 4096
+# Seconds a silent new connection is safe from being let go for another: a client sends its request as it
+# connects, and the server reads it within a turn or two of its event loop, milliseconds even when loaded.
+GRACE = 1.0
 
 
 @dataclass(frozen=True)
@@ -122,25 +133,52 @@ def _response(status: int, reason: str, error: str, hint: str, retry_after: int 
 
 
 class _Waiting:
-    """The connections of one server waiting for a request's headers, oldest first: those that never
-    sent a whole request, then kept-alive ones between requests (a client that was answered before)."""
+    """The connections of one server waiting for a request's headers, in the order they are let go past
+    the bound: those that sent part of a request's headers and not the rest (a normal client sends them in
+    one packet: this is what a slowloris does), oldest first; then those silent since they were accepted
+    over GRACE seconds ago; then kept-alive ones idle between requests (a client that was answered before).
+    A connection accepted less than GRACE ago, silent, is never let go for another: it has not had its turn.
+
+    Not simply the oldest never-answered first, as before: under a slowloris whose connections come back
+    as soon as they are let go, the server accepts hundreds of connections in one turn of its event loop,
+    before it reads what any of them sent; each took the place of one accepted just before it, a normal
+    client's among them, silent only because it had not been read yet. The bounded slowloris test of
+    tests/integration/test_serve_limits.py got "Server disconnected without sending a response" for every
+    normal request (benchmarks/RESULTS.md, "Slow clients")."""
 
     def __init__(self) -> None:
-        self.new: OrderedDict[GuardedProtocol, None] = OrderedDict()
+        self.partial: OrderedDict[GuardedProtocol, None] = OrderedDict()
+        self.new: OrderedDict[GuardedProtocol, float] = OrderedDict()  # when each was accepted
         self.kept: OrderedDict[GuardedProtocol, None] = OrderedDict()
 
-    def enter(self, connection: GuardedProtocol, kept: bool) -> None:
+    def enter(self, connection: GuardedProtocol, kept: bool, now: float) -> None:
         self.leave(connection)
-        (self.kept if kept else self.new)[connection] = None
+        if kept:
+            self.kept[connection] = None
+        else:
+            self.new[connection] = now
+
+    def began(self, connection: GuardedProtocol) -> None:
+        """`connection` sent the first bytes of a request's headers and not the last."""
+        if connection not in self.partial:
+            self.leave(connection)
+            self.partial[connection] = None
 
     def leave(self, connection: GuardedProtocol) -> None:
+        self.partial.pop(connection, None)
         self.new.pop(connection, None)
         self.kept.pop(connection, None)
 
-    def oldest(self) -> GuardedProtocol | None:
-        for queue in (self.new, self.kept):
-            if queue:
-                return next(iter(queue))
+    def oldest(self, now: float) -> GuardedProtocol | None:
+        """The connection to let go for a new one, or None when none may be."""
+        if self.partial:
+            return next(iter(self.partial))
+        if self.new:
+            connection, accepted = next(iter(self.new.items()))
+            if now - accepted >= GRACE:
+                return connection
+        if self.kept:
+            return next(iter(self.kept))
         return None
 
 
@@ -169,13 +207,15 @@ class GuardedProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         bound = self.limits.max_connections or DEFAULT_CONNECTIONS
         if len(self.connections) > bound:
-            oldest = self.waiting.oldest()
+            oldest = self.waiting.oldest(self.loop.time())
             if oldest is None:
                 self._refuse(
                     _response(
                         503,
                         "Service Unavailable",
-                        f"lawindex serve holds {bound:,} connections, each with a request under way",
+                        f"lawindex serve holds {bound:,} connections and none can be let go: "
+                        "each has a request under way "
+                        f"or was accepted less than {GRACE:g} s ago",
                         f"retry after {RETRY_AFTER} s",
                         RETRY_AFTER,
                     )
@@ -211,7 +251,7 @@ class GuardedProtocol(HttpToolsProtocol):
     def _await_headers(self, kept: bool) -> None:
         self.awaiting_headers = True
         self.header_bytes = 0
-        self.waiting.enter(self, kept)
+        self.waiting.enter(self, kept, self.loop.time())
         if self.header_timer is not None:
             self.header_timer.cancel()
         self.header_timer = self.loop.call_later(self.limits.header_timeout, self._headers_late)
@@ -245,6 +285,8 @@ class GuardedProtocol(HttpToolsProtocol):
                     "ask a question of at most 2,000 characters",
                 )
             )
+        elif self.awaiting_headers and self.header_bytes > 0 and not self.transport.is_closing():
+            self.waiting.began(self)
         elif self.awaiting_body and self.body_timer is None and not self.transport.is_closing():
             self.body_timer = self.loop.call_later(self.limits.body_timeout, self._body_late)
 
