@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import multiprocessing
 import os
 import resource
 import signal
@@ -103,29 +104,58 @@ async def normal_clients(port: int, seconds: float, keep: bool, clients: int = 4
     return out
 
 
-@dataclass
 class Slowloris:
-    """Connections that never finish their request (`body`: headers whole, a body that trickles)."""
+    """Connections that never finish their request (`body`: headers whole, a body that trickles), held by
+    a process of their own: on the normal clients' event loop, thousands of them delayed the normal
+    clients' requests by seconds after they connected, and the figures would have been the loop's."""
 
-    port: int
-    count: int
-    body: bool = False
-    opened: int = 0
-    closed_by_server: int = 0
-    refused: int = 0
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    def __init__(self, port: int, count: int, body: bool = False) -> None:
+        context = multiprocessing.get_context("fork")
+        self.port, self.count, self.body = port, count, body
+        self.counts = context.Array("q", 3)  # opened, let go by the server, refused at connect
+        self.stopping = context.Event()
+        self.process = context.Process(target=self._hold, daemon=True)
 
-    async def one(self, gate: asyncio.Semaphore) -> None:
-        while not self.stop.is_set():
+    @property
+    def opened(self) -> int:
+        return int(self.counts[0])
+
+    @property
+    def closed_by_server(self) -> int:
+        return int(self.counts[1])
+
+    @property
+    def refused(self) -> int:
+        return int(self.counts[2])
+
+    def _count(self, which: int) -> None:
+        with self.counts.get_lock():
+            self.counts[which] += 1
+
+    def _hold(self) -> None:
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        asyncio.run(self._run())
+
+    async def _run(self) -> None:
+        gate = asyncio.Semaphore(200)
+        tasks = [asyncio.create_task(self._one(gate)) for _ in range(self.count)]
+        while not self.stopping.is_set():
+            await asyncio.sleep(0.2)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _one(self, gate: asyncio.Semaphore) -> None:
+        while not self.stopping.is_set():
             async with gate:
                 try:
                     reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, self.port), 10)
                 except (TimeoutError, OSError):
-                    self.refused += 1
+                    self._count(2)
                     await asyncio.sleep(1)
                     continue
-            self.opened += 1
+            self._count(0)
             try:
                 if self.body:
                     writer.write(
@@ -134,21 +164,20 @@ class Slowloris:
                     )
                 else:
                     writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-                while not self.stop.is_set():
+                while not self.stopping.is_set():
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(reader.read(4096), 3)
-                        self.closed_by_server += 1  # an answer (408, 503) or the end: the server let go
+                        self._count(1)  # an answer (408, 503) or the end: the server let go
                         break
                     writer.write(b'"x", ' if self.body else b"X-Slow: 1\r\n")
                     await writer.drain()
             except OSError:
-                self.closed_by_server += 1
+                self._count(1)
             finally:
                 writer.close()
 
     def start(self) -> None:
-        gate = asyncio.Semaphore(200)
-        self.tasks = [asyncio.create_task(self.one(gate)) for _ in range(self.count)]
+        self.process.start()
 
     async def ramp(self, timeout: float = 60) -> None:
         """Until every connection was opened once (or refused once)."""
@@ -157,10 +186,10 @@ class Slowloris:
             await asyncio.sleep(0.2)
 
     async def end(self) -> None:
-        self.stop.set()
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        self.stopping.set()
+        await asyncio.get_running_loop().run_in_executor(None, self.process.join, 30)
+        if self.process.is_alive():
+            self.process.kill()
 
 
 def start_serve(port: int, env: dict[str, str], files: int, source: str | None) -> tuple[subprocess.Popen[bytes], Path]:
