@@ -475,7 +475,7 @@ def _drains(service: Service) -> None:
     service.process.send_signal(15)
     for connection in batches:  # each batch in flight at the signal is answered whole
         response = connection.getresponse()
-        assert response.status == 200
+        assert response.status == 200, (response.read()[:300], service.log[-3000:])
         assert json.loads(response.read()) == expected
     code = service.stop(signalled=True)
     stop.set()
