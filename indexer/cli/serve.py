@@ -39,8 +39,8 @@ def serve(
             "--max-connections",
             min=1,
             show_default=False,
-            help="Open connections at most; past it a new one takes the place of the one waiting longest for "
-            "a request [default: 4096, or what the open-file limit allows].",
+            help="Open connections at most; past it a new one takes the place of one stalled in its headers, "
+            "else silent over 1 s, else idle [default: 4096, or what the open-file limit allows].",
         ),
     ] = None,
     max_in_flight: Annotated[
