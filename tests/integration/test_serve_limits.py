@@ -114,10 +114,10 @@ def test_headers_past_64_kib_are_answered_431(env: dict[str, str]) -> None:
         assert b"the request's headers are over 65,536 bytes" in body
 
 
-def test_past_the_connection_bound_the_one_waiting_longest_for_a_request_goes(env: dict[str, str]) -> None:
+def test_past_the_connection_bound_the_oldest_silent_one_goes(env: dict[str, str]) -> None:
     with running(env, "--max-connections", "20") as service:
         silent = [_connect(service) for _ in range(20)]
-        time.sleep(1)  # accepted by the server, not only by the kernel
+        time.sleep(1.5)  # accepted by the server, and over its 1 s of grace
         answered = httpx.get(service.url + ASK, timeout=30)
         assert answered.status_code == 200
         # The oldest silent one made room; the youngest still waits (its header timeout is 10 s).
@@ -125,6 +125,23 @@ def test_past_the_connection_bound_the_one_waiting_longest_for_a_request_goes(en
         silent[-1].settimeout(0.5)
         with pytest.raises(TimeoutError):
             silent[-1].recv(1)
+
+
+def test_past_the_connection_bound_a_half_sent_request_goes_before_a_silent_one(env: dict[str, str]) -> None:
+    with running(env, "--max-connections", "20") as service:
+        silent = [_connect(service) for _ in range(10)]
+        time.sleep(1.5)
+        half = [_connect(service) for _ in range(10)]
+        for sock in half:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        time.sleep(0.5)
+        assert httpx.get(service.url + ASK, timeout=30).status_code == 200
+        # The oldest half-sent one made room, though every silent one is older.
+        assert _read_all(half[0]) == b""
+        for sock in (silent[0], half[1]):
+            sock.settimeout(0.5)
+            with pytest.raises(TimeoutError):
+                sock.recv(1)
 
 
 def test_with_every_connection_busy_a_new_one_is_answered_503_with_retry_after(env: dict[str, str]) -> None:
