@@ -25,6 +25,32 @@ def serve(
     ca_certs: CaCertsOption = None,
     insecure: InsecureOption = False,
     timeout: TimeoutOption = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option("--header-timeout", min=0.1, help="Seconds a request's headers may take to arrive."),
+    ] = 10.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option("--body-timeout", min=0.1, help="Seconds a request's body may take."),
+    ] = 30.0,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            "--max-connections",
+            min=1,
+            show_default=False,
+            help="Open connections at most; past it a new one takes the place of one stalled in its headers, "
+            "else silent over 1 s, else idle [default: 4096, or what the open-file limit allows].",
+        ),
+    ] = None,
+    max_in_flight: Annotated[
+        int,
+        typer.Option(
+            "--max-in-flight",
+            min=1,
+            help="Requests under way at most, per worker; past it 503 with Retry-After.",
+        ),
+    ] = 256,
 ) -> None:
     """Answer questions over HTTP: GET /v1/states/{state}/ask?q=... returns what `lawindex ask --json` prints.
 
@@ -36,11 +62,18 @@ def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stopped)
     with reporting():
+        from indexer.service.limits import Limits, open_files_for
         from indexer.service.serve import check_address
         from indexer.service.serve import serve as run
 
+        # The defaults are Limits' own (tests/unit/test_serve_limits.py holds them equal).
+        limits = Limits(
+            header_timeout=header_timeout, body_timeout=body_timeout, max_connections=max_connections,
+            max_in_flight=max_in_flight,
+        )  # fmt: skip
         connection = connect(url, ca_certs, insecure, timeout)
         check_address(host, port)
+        open_files_for(limits)
         typer.echo(
             f"lawindex serve: http://{host}:{port} over OpenSearch at {connection.url} "
             f"({workers} worker{'s' if workers > 1 else ''})",
@@ -52,4 +85,5 @@ def serve(
             port=port,
             workers=workers,
             settings={"url": url, "ca_certs": ca_certs, "insecure": insecure, "timeout": timeout},
+            limits=limits,
         )

@@ -12,10 +12,11 @@ holds them equal), without a pydantic model per answer and per hit.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from indexer.retrieval.answers import answer_json
 from indexer.retrieval.corpus import Law
@@ -220,6 +221,19 @@ class BatchIn(BaseModel):
     explain: bool = False
     by: Way = Field(default="words", description=WAY_DESCRIPTION)
     rrf_k: int = Field(default=60, ge=1, description="the k of the fusion (by=hybrid)")
+
+    @field_validator("questions")
+    @classmethod
+    def _well_formed(cls, questions: list[str]) -> list[str]:
+        # JSON carries a lone surrogate (`"school\\ud800bus"`, what JavaScript's JSON.stringify writes for
+        # one) that no UTF-8 can: its answer, which repeats the question, could not be encoded, and the
+        # whole batch was a 500. Each becomes U+FFFD, as the web's URLSearchParams and TextEncoder make it
+        # on the way to a GET's `q`: the batch asks the question a GET asks.
+        return [_LONE_SURROGATE.sub("\ufffd", question) for question in questions]
+
+
+# In a Python str decoded from JSON, a pair of surrogate escapes is already one code point: any left is alone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class BatchOut(BaseModel):

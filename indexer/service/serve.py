@@ -49,6 +49,7 @@ from indexer.opensearch.connection import Connection, talking
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K
 from indexer.retrieval.corpus import STATES, state_code
 from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, CheckedOpenSearchEngine, check_question
+from indexer.service.limits import PROTOCOL, InFlight, Limits, configure, open_files_for
 from indexer.service.output import (
     WAY_DESCRIPTION,
     AnswerOut,
@@ -184,7 +185,7 @@ class BodyLimit:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                return  # the client went away (or its body was too slow): no one to answer, nothing to ask
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
@@ -470,6 +471,23 @@ def create_app(connection: Connection) -> FastAPI:
         summary="One law by its id: what `lawindex get --json` prints",
     )
     def law(state: State, law_id: Annotated[str, Path(examples=["TX-S01"])]) -> Response:
+        return _law(state, law_id)
+
+    @app.get(
+        "/v1/states/{state}/laws",
+        response_model=Law,
+        response_model_exclude_none=True,
+        responses=_ERRORS,
+        summary="One law by its id, as ?id=: any id, `..` and `.` too, which a URL's path cannot carry",
+    )
+    def law_by_query(
+        state: State, law_id: Annotated[str, Query(alias="id", description="the law's id", examples=["TX-S01"])]
+    ) -> Response:
+        # A WHATWG URL (fetch, a browser) removes a path segment `..` or `.`, and `%2E%2E` with it: the TypeScript
+        # client asked /v1/states/TX/laws/.. and got /v1/states/TX/. A query string is never normalised.
+        return _law(state, law_id)
+
+    def _law(state: str, law_id: str) -> Response:
         code = state_code(state)
         try:
             found = engine.get(code, law_id)
@@ -524,7 +542,14 @@ def app_from_environment() -> Any:
         insecure=bool(settings.get("insecure", False)),
         timeout=settings.get("timeout"),
     )
-    return BodyLimit(FastAsk(create_app(connection)))
+    limits = Limits(**settings.get("limits", {}))
+    configure(limits)
+    return _service(connection, limits)
+
+
+def _service(connection: Connection, limits: Limits) -> InFlight:
+    """The whole ASGI app of a worker: the bound on requests in flight, the body limit, the fast ask path."""
+    return InFlight(BodyLimit(FastAsk(create_app(connection))), limits.max_in_flight)
 
 
 def check_address(host: str, port: int) -> None:
@@ -561,12 +586,18 @@ def serve(
     port: int = DEFAULT_PORT,
     workers: int = 1,
     settings: dict[str, Any] | None = None,
+    limits: Limits | None = None,
 ) -> None:
-    """Run the service until SIGTERM or SIGINT, which stop new connections and let requests in flight finish."""
+    """Run the service until SIGTERM or SIGINT, which stop new connections and let requests in flight finish.
+    `limits`: how long a request may take to arrive, how many connections and requests (indexer.service.limits)."""
     import uvicorn
 
     check_address(host, port)
+    limits = open_files_for(limits or Limits())
+    configure(limits)
     common: dict[str, Any] = {
+        # uvicorn's httptools protocol with the timeouts and bounds it lacks.
+        "http": PROTOCOL,
         "host": host,
         "port": port,
         "access_log": False,
@@ -581,7 +612,7 @@ def serve(
         # Not restored afterwards: a second SIGTERM while the process ends must not kill it either.
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, _stopped)
-        uvicorn.run(BodyLimit(FastAsk(create_app(connection))), **common)
+        uvicorn.run(_service(connection, limits), **common)
         return
-    os.environ[SETTINGS_VARIABLE] = json.dumps(settings or {"url": connection.url})
+    os.environ[SETTINGS_VARIABLE] = json.dumps({**(settings or {"url": connection.url}), "limits": limits.json_obj()})
     uvicorn.run("indexer.service.serve:app_from_environment", factory=True, workers=workers, **common)

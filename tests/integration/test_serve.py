@@ -181,6 +181,7 @@ def test_health_and_readiness(service: Service) -> None:
         "/v1/states",
         "/v1/states/{state}/ask",
         "/v1/states/{state}/families/{family}",
+        "/v1/states/{state}/laws",
         "/v1/states/{state}/laws/{law_id}",
     }
     assert "422" not in json.dumps(schema["paths"])  # every refusal is 400 with {"error", "hint"}
@@ -474,7 +475,7 @@ def _drains(service: Service) -> None:
     service.process.send_signal(15)
     for connection in batches:  # each batch in flight at the signal is answered whole
         response = connection.getresponse()
-        assert response.status == 200
+        assert response.status == 200, (response.read()[:300], service.log[-3000:])
         assert json.loads(response.read()) == expected
     code = service.stop(signalled=True)
     stop.set()
@@ -500,3 +501,26 @@ def test_several_workers_answer_the_same(env: dict[str, str], service: Service) 
             one = get(service, "/v1/states/AL/ask", q=question, explain="true")
             two = get(pair, "/v1/states/AL/ask", q=question, explain="true")
             assert one.content == two.content
+
+
+def test_a_lone_surrogate_in_a_batch_is_asked_as_a_get_asks_it(service: Service) -> None:
+    # JSON carries `\ud800`, UTF-8 cannot; a GET's q reaches the service with U+FFFD in its place (what the
+    # web's URLSearchParams writes for one). Before, the answer could not be encoded: 500, the batch lost.
+    body = '{"questions": ["school\\ud800bus", "fire hydrant", "\\udc00headlights\\ud83d\\ude97"], "limit": 3}'
+    response = httpx.post(
+        service.url + "/v1/states/TX/ask", content=body, headers={"content-type": "application/json"}, timeout=30
+    )
+    assert response.status_code == 200, response.text
+    answers = response.json()["answers"]
+    asked = ["school\ufffdbus", "fire hydrant", "\ufffdheadlights\U0001f697"]
+    assert answers == [get(service, "/v1/states/TX/ask", q=question, limit=3).json() for question in asked]
+    assert answers[0]["words"] == ["school", "bus"] and answers[0]["hits"]
+
+
+def test_a_law_is_also_had_by_a_query_parameter(service: Service) -> None:
+    by_path = get(service, "/v1/states/MD/laws/MD-S01")
+    by_query = get(service, "/v1/states/MD/laws", id="MD-S01")
+    assert (by_query.status_code, by_query.content) == (200, by_path.content)
+    missing = get(service, "/v1/states/MD/laws", id="..")
+    assert (missing.status_code, missing.json()["error"]) == (404, "MD has no law '..'")
+    assert get(service, "/v1/states/MD/laws").status_code == 400

@@ -53,12 +53,26 @@ def _npm_ci() -> None:
         assert done.returncode == 0, f"npm ci in clients/typescript failed: {done.stderr[-1000:]}"
 
 
+# Ids a URL path cannot carry as they are: a WHATWG URL removes the segments `..` and `.` (and `%2E%2E`).
+ODD_IDS = ["..", ".", "%2E%2E", "NV-S01/..", "a b?c#d"]
+
+
 @pytest.fixture(scope="module")
-def loaded(opensearch_url: str) -> Iterator[dict[str, str]]:
+def loaded(opensearch_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     namespace = unique_namespace()
     connection = Connection.from_env(opensearch_url, namespace=namespace)
     load(connection, read_corpora(CORPORA))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+    odd = tmp_path_factory.mktemp("odd-ids") / "NV.jsonl"
+    odd.write_text(
+        "".join(
+            json.dumps({"id": law, "kind": "statute", "law": f"A law numbered {number}.", "question": "Which law?",
+                        "concept": "odd-ids"}) + "\n"
+            for number, law in enumerate(ODD_IDS)
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    load(connection, read_corpora(odd.parent))
+    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace, "LAWINDEX_ODD_IDS": f"NV={odd}"}
     drop_namespace(connection.client(), namespace)
 
 

@@ -86,6 +86,11 @@ export interface QuestionError {
   status: number;
 }
 
+/** Whether an element of `askMany`'s result is a question that failed (else it is that question's Answer). */
+export function isQuestionError(answered: Answer | QuestionError): answered is QuestionError {
+  return "error" in answered && typeof answered.error === "string";
+}
+
 /** A refusal by the service: its status, and the CLI's own message and hint. */
 export class LawindexError extends Error {
   override readonly name: string = "LawindexError";
@@ -176,7 +181,11 @@ export class LawindexClient {
     return this.request<Answer>(`/v1/states/${encodeURIComponent(state)}/ask?${query}`);
   }
 
-  /** Several questions in one request, answered in order; a question that fails is a QuestionError in its place. */
+  /**
+   * Several questions in one request, answered in order: a question that fails is a QuestionError in its
+   * place (`isQuestionError`), with the status it would have had alone, and the others are answered. Only a
+   * refusal of the whole request throws (a bad state code or limit, over 1,000 questions, no service).
+   */
   async askMany(
     state: string,
     questions: string[],
@@ -204,9 +213,9 @@ export class LawindexClient {
     return found.laws;
   }
 
-  /** One law by its id. */
+  /** One law by its id, any id: asked as `?id=`, since a URL's path loses a segment `..` or `.` (even as %2E). */
   async law(state: string, id: string): Promise<Law> {
-    return this.request<Law>(`/v1/states/${encodeURIComponent(state)}/laws/${encodeURIComponent(id)}`);
+    return this.request<Law>(`/v1/states/${encodeURIComponent(state)}/laws?${new URLSearchParams({ id })}`);
   }
 
   /** Every loaded state: alias, index, counts, corpus fingerprint, load time. */

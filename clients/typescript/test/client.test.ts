@@ -23,6 +23,7 @@ import {
   NotFound,
   NotImplemented,
   RETRIEVED_LAWS,
+  isQuestionError,
   type Answer,
   type Law,
   type QuestionError,
@@ -129,6 +130,33 @@ test("askMany answers in order, a failed question in its place", async () => {
       bm25(laws, question, RETRIEVED_LAWS).map((law) => law.id),
     );
   });
+});
+
+test("askMany answers a lone surrogate as ask() does, and fails one question in its place", async () => {
+  const [state] = Object.keys(questions) as [string];
+  // JSON.stringify writes a lone surrogate as `\ud800`; a GET's URLSearchParams makes it U+FFFD. Before, the
+  // batch was a 500 (the answer could not be encoded) and askMany threw a bare LawindexError.
+  const asked = ["school\ud800bus", "fire hydrant", "a".repeat(2001), "\udc00 headlights \ud83d"];
+  const answers = await client.askMany(state, asked);
+  assert.equal(answers.length, asked.length);
+  for (const number of [0, 1, 3]) {
+    const answer = answers[number]!;
+    assert.ok(!isQuestionError(answer), JSON.stringify(answer));
+    assert.deepEqual(answer, await client.ask(state, asked[number]!));
+    assert.equal(answer.question, asked[number]!.replace(/[\ud800-\udfff]/gu, "\ufffd"));
+  }
+  const failed = answers[2]!;
+  assert.ok(isQuestionError(failed));
+  assert.equal(failed.status, 400);
+});
+
+test("law() fetches a law whose id a URL path would normalise away", async () => {
+  const odd = process.env.LAWINDEX_ODD_IDS;
+  assert.ok(odd, "LAWINDEX_ODD_IDS is not set (run through tests/integration/test_ts_client.py)");
+  const [state, file] = odd.split("=") as [string, string];
+  const laws = readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Law);
+  assert.ok(laws.some((law) => law.id === ".."));
+  for (const law of laws) assert.deepEqual(await client.law(state, law.id), law);
 });
 
 test("law() is the corpus line; family() the family's process rows in corpus order", async () => {
