@@ -303,21 +303,9 @@ def build(version: str | None = None, cache_dir: Path | str | None = None) -> st
         'CMD ["opensearch"]',
         f"LABEL {CONTENT_LABEL}={digest} org.opensearch.version={version}",
     ]
-    command = ["docker", "import", *(part for change in changes for part in ("-c", change)), "-", name]
-    with tempfile.TemporaryFile() as errors:
-        importer = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors)
-        assert importer.stdin is not None
-        try:
-            write_image_tar(importer.stdin, base, dist, java_home)
-            importer.stdin.close()
-        except BrokenPipeError:
-            pass
-        finally:
-            code = importer.wait()
-        if code != 0:
-            errors.seek(0)
-            said = errors.read().decode("utf-8", errors="replace").strip().splitlines()
-            raise NodeError(f"docker import of {name} failed: {said[-1] if said else f'exit {code}'}")
+    said = containers.import_image(name, changes, write=lambda out: write_image_tar(out, base, dist, java_home))
+    if said is not None:
+        raise NodeError(f"docker import of {name} failed: {said}")
     _say(f"built {name} (content {digest}) in {time.monotonic() - began:.0f} s")
     return name
 
@@ -337,11 +325,9 @@ def base(cache_dir: Path | str | None = None) -> str:
     if containers.image_label(BASE_IMAGE, CONTENT_LABEL) == digest:
         _say(f"{BASE_IMAGE} is up to date (content {digest}); checked in {time.monotonic() - began:.1f} s")
         return BASE_IMAGE
-    command = ["docker", "import", "-c", "ENV LANG=C.UTF-8", "-c", 'CMD ["bash"]',
-               "-c", f"LABEL {CONTENT_LABEL}={digest}", str(tarball), BASE_IMAGE]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines()
-        raise NodeError(f"docker import of {BASE_IMAGE} failed: {said[-1] if said else f'exit {done.returncode}'}")
+    changes = ["ENV LANG=C.UTF-8", 'CMD ["bash"]', f"LABEL {CONTENT_LABEL}={digest}"]
+    said = containers.import_image(BASE_IMAGE, changes, tarball=str(tarball))
+    if said is not None:
+        raise NodeError(f"docker import of {BASE_IMAGE} failed: {said}")
     _say(f"imported {BASE_IMAGE} (content {digest}) in {time.monotonic() - began:.1f} s")
     return BASE_IMAGE
