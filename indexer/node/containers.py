@@ -1,4 +1,5 @@
-"""The few Docker engine calls lawindex makes, through the `docker` command (DOCKER_HOST honoured).
+"""Every Docker engine call lawindex makes, through the `docker` command (DOCKER_HOST honoured): the
+engine's presence, images (inspect, pull, import), and the containers of local nodes (run, logs, remove).
 
 The docker CLI negotiates the API version with the engine: a Docker 28 CLI drives Debian's 20.10
 engine (API 1.41) as is, so nothing here pins an API version.
@@ -8,6 +9,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
+from typing import IO
 
 PULL_TIMEOUT_S = 900.0
 
@@ -101,3 +105,44 @@ def chown(image: str, folder: str, uid: int, gid: int) -> str | None:
         return None
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     return lines[-1].strip() if lines else f"docker run exited {done.returncode}"
+
+
+def run_detached(name: str, image: str, publish: str, volume: str, env: list[str]) -> str | None:
+    """Start a container `name` of `image` in the background, with port `publish` (host:port:port), the
+    bind mount `volume` (host:container) and `env` (KEY=VALUE); None when it runs, else the engine's words."""
+    command = ["docker", "run", "-d", "--name", name, "-p", publish, "-v", volume,
+               *(part for pair in env for part in ("-e", pair)), image]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    return None if done.returncode == 0 else done.stderr.strip()
+
+
+def logs(container: str, lines: int) -> str:
+    """The last `lines` lines a container printed (its stdout, then its stderr)."""
+    done = subprocess.run(["docker", "logs", "--tail", str(lines), container],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return done.stdout + done.stderr
+
+
+def import_image(name: str, changes: list[str], tarball: str | None = None,
+                 write: Callable[[IO[bytes]], None] | None = None) -> str | None:  # fmt: skip
+    """`docker import` of a root file system as the image `name`, with Dockerfile `changes`: the file
+    `tarball`, or the tar stream `write` writes; None when imported, else the engine's last line."""
+    command = ["docker", "import", *(part for change in changes for part in ("-c", change)), tarball or "-", name]
+    with tempfile.TemporaryFile() as errors:
+        importer = subprocess.Popen(
+            command, stdin=subprocess.PIPE if write else subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
+        )
+        try:
+            if write is not None:
+                assert importer.stdin is not None
+                write(importer.stdin)
+                importer.stdin.close()
+        except BrokenPipeError:
+            pass
+        finally:
+            code = importer.wait()
+        if code == 0:
+            return None
+        errors.seek(0)
+        said = errors.read().decode("utf-8", errors="replace").strip().splitlines()
+        return said[-1] if said else f"exit {code}"

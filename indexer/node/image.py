@@ -3,7 +3,7 @@
 One `docker import` of one tarball (one layer: with the vfs storage driver every layer is a full copy):
 a Debian bookworm root file system made by `debootstrap --variant=minbase` (plus curl, for
 healthchecks, as the official image has it) and cached; the JDK that fits the version, copied from
-this machine (`indexer.node.node.find_java`) into `/usr/share/opensearch/jdk` where `bin/opensearch` looks
+this machine (`indexer.node.java.find_java`) into `/usr/share/opensearch/jdk` where `bin/opensearch` looks
 for a bundled one; the same distribution zip `lawindex opensearch start` runs, with the same modules
 added (`indexer.node.distribution`); a user `opensearch` of uid 1000 owning `/usr/share/opensearch`; and an
 entrypoint of lawindex's own that keeps the official image's contract (see ENTRYPOINT below).
@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import IO
 
 from indexer.errors import NodeError
-from indexer.node import containers, distribution, knn, node, plugin
+from indexer.node import containers, distribution, knn, plugin
+from indexer.node.java import default_cache_dir, find_java
+from indexer.node.pins import default_version, local_image
 
 SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -275,18 +277,18 @@ def write_image_tar(stream: IO[bytes], base: Path, dist: Path, java_home: Path) 
 
 def build(version: str | None = None, cache_dir: Path | str | None = None) -> str:
     """Build `lawindex/opensearch:<version>` (or find it built from the same parts); its name."""
-    version = version or node.default_version()
+    version = version or default_version()
     problem = containers.engine_problem()
     if problem is not None:
         raise NodeError(f"no Docker engine answers: {problem}", hint="start dockerd (or set DOCKER_HOST), then retry")
-    cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
     began = time.monotonic()
-    java_home, major = node.find_java(version)
+    java_home, major = find_java(version)
     # The distribution with the plugins every node lawindex starts gets (indexer.node.plugin.node_plugins), and
     # k-NN where it can run (what --by meaning needs).
     dist = knn.home_with_knn(plugin.node_home(version, cache, java_home), version, cache)
     base, base_digest = rootfs(cache)
-    name = node.local_image(version)
+    name = local_image(version)
     digest = content_digest(base_digest, dist, cache / "dist" / f"opensearch-{version}.zip", java_home, version)
     if containers.image_label(name, CONTENT_LABEL) == digest:
         _say(f"{name} is up to date (content {digest}); checked in {time.monotonic() - began:.1f} s")
@@ -303,21 +305,9 @@ def build(version: str | None = None, cache_dir: Path | str | None = None) -> st
         'CMD ["opensearch"]',
         f"LABEL {CONTENT_LABEL}={digest} org.opensearch.version={version}",
     ]
-    command = ["docker", "import", *(part for change in changes for part in ("-c", change)), "-", name]
-    with tempfile.TemporaryFile() as errors:
-        importer = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors)
-        assert importer.stdin is not None
-        try:
-            write_image_tar(importer.stdin, base, dist, java_home)
-            importer.stdin.close()
-        except BrokenPipeError:
-            pass
-        finally:
-            code = importer.wait()
-        if code != 0:
-            errors.seek(0)
-            said = errors.read().decode("utf-8", errors="replace").strip().splitlines()
-            raise NodeError(f"docker import of {name} failed: {said[-1] if said else f'exit {code}'}")
+    said = containers.import_image(name, changes, write=lambda out: write_image_tar(out, base, dist, java_home))
+    if said is not None:
+        raise NodeError(f"docker import of {name} failed: {said}")
     _say(f"built {name} (content {digest}) in {time.monotonic() - began:.0f} s")
     return name
 
@@ -330,18 +320,16 @@ def base(cache_dir: Path | str | None = None) -> str:
     problem = containers.engine_problem()
     if problem is not None:
         raise NodeError(f"no Docker engine answers: {problem}", hint="start dockerd (or set DOCKER_HOST), then retry")
-    cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
     began = time.monotonic()
     tarball, digest = rootfs(cache)
     digest = digest[:16]
     if containers.image_label(BASE_IMAGE, CONTENT_LABEL) == digest:
         _say(f"{BASE_IMAGE} is up to date (content {digest}); checked in {time.monotonic() - began:.1f} s")
         return BASE_IMAGE
-    command = ["docker", "import", "-c", "ENV LANG=C.UTF-8", "-c", 'CMD ["bash"]',
-               "-c", f"LABEL {CONTENT_LABEL}={digest}", str(tarball), BASE_IMAGE]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines()
-        raise NodeError(f"docker import of {BASE_IMAGE} failed: {said[-1] if said else f'exit {done.returncode}'}")
+    changes = ["ENV LANG=C.UTF-8", 'CMD ["bash"]', f"LABEL {CONTENT_LABEL}={digest}"]
+    said = containers.import_image(BASE_IMAGE, changes, tarball=str(tarball))
+    if said is not None:
+        raise NodeError(f"docker import of {BASE_IMAGE} failed: {said}")
     _say(f"imported {BASE_IMAGE} (content {digest}) in {time.monotonic() - began:.1f} s")
     return BASE_IMAGE

@@ -114,6 +114,20 @@ def _write_private(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
+def certificates_in(directory: Path) -> Certificates:
+    """The certificates `make_certificates` writes into `directory` (or copied there from where it wrote them)."""
+    return Certificates(
+        directory=directory,
+        ca=directory / "lawindex-ca.pem",
+        node=directory / "lawindex-node.pem",
+        node_key=directory / "lawindex-node-key.pem",
+        admin=directory / "lawindex-admin.pem",
+        admin_key=directory / "lawindex-admin-key.pem",
+        node_dn=_NODE_DN,
+        admin_dn=_ADMIN_DN,
+    )
+
+
 def make_certificates(
     directory: Path, hosts: Iterable[str] = ("127.0.0.1", "localhost"), days: int = 825
 ) -> Certificates:
@@ -194,16 +208,7 @@ def make_certificates(
     admin = signed(_ADMIN_DN, admin_key, [ExtendedKeyUsageOID.CLIENT_AUTH], [])
 
     directory.mkdir(parents=True, exist_ok=True)
-    found = Certificates(
-        directory=directory,
-        ca=directory / "lawindex-ca.pem",
-        node=directory / "lawindex-node.pem",
-        node_key=directory / "lawindex-node-key.pem",
-        admin=directory / "lawindex-admin.pem",
-        admin_key=directory / "lawindex-admin-key.pem",
-        node_dn=_NODE_DN,
-        admin_dn=_ADMIN_DN,
-    )
+    found = certificates_in(directory)
     found.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     found.node.write_bytes(node.public_bytes(serialization.Encoding.PEM))
     found.admin.write_bytes(admin.public_bytes(serialization.Encoding.PEM))
@@ -322,3 +327,41 @@ def write_config(directory: Path, files: dict[str, dict[str, Any]]) -> None:
 
     for name, body in files.items():
         _write_private(directory / name, (json.dumps(body, indent=2) + "\n").encode())
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """A secured cluster's secrets in one folder: the certificates (`*.pem`), the admin's password, the
+    OPENSEARCH_USER/OPENSEARCH_PASSWORD lines of the `lawindex` user, the security configuration."""
+
+    directory: Path
+
+    @property
+    def ca(self) -> Path:
+        return self.directory / "lawindex-ca.pem"
+
+    @property
+    def credentials(self) -> Path:
+        return self.directory / "credentials.env"
+
+    @property
+    def admin_password(self) -> Path:
+        return self.directory / "admin.password"
+
+    @property
+    def config(self) -> Path:
+        return self.directory / "opensearch-security"
+
+
+def cluster_secrets(directory: Path) -> Secrets:
+    """The secrets of a secured cluster kept in `directory`, made there on first use (new certificates and
+    passwords whenever one of them is missing) and the same at every later start."""
+    found = Secrets(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if not found.ca.is_file() or not found.credentials.is_file() or not found.admin_password.is_file():
+        make_certificates(directory)
+        admin, own = password(), password()
+        _write_private(found.admin_password, (admin + "\n").encode())
+        _write_private(found.credentials, f"OPENSEARCH_USER={ROLE_NAME}\nOPENSEARCH_PASSWORD={own}\n".encode())
+        write_config(found.config, security_config(admin, own))
+    return found

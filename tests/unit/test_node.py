@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from indexer.errors import BadInput, NodeError
-from indexer.node import distribution, node
+from indexer.node import cluster, distribution, launch, node, record
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -333,10 +333,10 @@ def test_a_node_folder_the_service_user_cannot_reach_is_a_clear_error() -> None:
         for directory in (folder.root, folder.data, folder.logs):
             os.chown(directory, user.uid, user.gid)
         with pytest.raises(NodeError, match=r"user lawindex, who runs the node .* cannot reach") as raised:
-            node._reachable(folder, user)
+            launch.reachable(folder, user)
         assert raised.value.hint is not None and "/var/cache/lawindex" in raised.value.hint
         private.chmod(0o755)
-        node._reachable(folder, user)  # once the folder above is open, the same check passes
+        launch.reachable(folder, user)  # once the folder above is open, the same check passes
 
 
 def test_logs_are_the_node_log_else_what_the_jvm_printed(tmp_path: Path) -> None:
@@ -379,28 +379,30 @@ def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path)
     """Three nodes on 9485-9487 stopped, then three on 9486-9488: 9486's and 9487's folders (and data)
     are the second cluster's. The first, started again, must not count on them: it starts anew (it waited
     for a quorum from data that was the other cluster's, and was never green)."""
-    first = {"version": "3.6.0", "members": [{"port": p} for p in (9485, 9486, 9487)], "id": "cluster 9485 a"}
+    first = record.ClusterRecord.model_validate(
+        {"version": "3.6.0", "members": [{"port": p} for p in (9485, 9486, 9487)], "id": "cluster 9485 a"}
+    )
     for port in (9485, 9486, 9487):
         (tmp_path / "nodes" / str(port)).mkdir(parents=True)
         (tmp_path / "nodes" / str(port) / node.OWNER_FILE).write_text("cluster 9485 a\n")
     ports = (9485, 9486, 9487)
-    assert node._same_cluster(tmp_path, first, ports, "3.6.0", False)
-    assert not node._same_cluster(tmp_path, first, ports, "2.19.6", False)
-    assert not node._same_cluster(tmp_path, first, ports, "3.6.0", True)
-    assert not node._same_cluster(tmp_path, first, (9485, 9486), "3.6.0", False)
+    assert cluster.same_cluster(tmp_path, first, ports, "3.6.0", False)
+    assert not cluster.same_cluster(tmp_path, first, ports, "2.19.6", False)
+    assert not cluster.same_cluster(tmp_path, first, ports, "3.6.0", True)
+    assert not cluster.same_cluster(tmp_path, first, (9485, 9486), "3.6.0", False)
     (tmp_path / "nodes" / "9486" / node.OWNER_FILE).write_text("cluster 9486 b\n")
-    assert not node._same_cluster(tmp_path, first, ports, "3.6.0", False)
+    assert not cluster.same_cluster(tmp_path, first, ports, "3.6.0", False)
     assert node.folder_owner(tmp_path, 9486) == "cluster 9486 b"
     assert node.folder_owner(tmp_path, 9499) is None
     # A record written before folders named their owner, over folders that name none: not known to be its.
-    older = {key: value for key, value in first.items() if key != "id"}
+    older = record.ClusterRecord.model_validate(first.model_dump(exclude={"id"}))
     for port in ports:
         (tmp_path / "nodes" / str(port) / node.OWNER_FILE).unlink()
-    assert not node._same_cluster(tmp_path, older, ports, "3.6.0", False)
+    assert not cluster.same_cluster(tmp_path, older, ports, "3.6.0", False)
 
 
 @pytest.mark.parametrize(
-    ("record", "runtime"),
+    ("written", "runtime"),
     [
         (None, None),
         ({"port": 9200, "pid": 10, "container": None, "runs": "distribution"}, "distribution"),
@@ -413,6 +415,10 @@ def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path)
     ],
 )
 def test_a_node_is_started_again_with_the_runtime_it_was_created_with(
-    record: dict[str, object] | None, runtime: str | None
+    written: dict[str, object] | None, runtime: str | None, tmp_path: Path
 ) -> None:
-    assert node.created_runtime(record) == runtime
+    """The record as a node.json on disk (these shapes are what earlier versions wrote), read back."""
+    if written is not None:
+        (tmp_path / "nodes" / "9200").mkdir(parents=True)
+        (tmp_path / "nodes" / "9200" / "node.json").write_text(json.dumps(written))
+    assert node.created_runtime(record.read(tmp_path, 9200)) == runtime
