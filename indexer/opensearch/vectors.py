@@ -7,8 +7,10 @@ named explicitly (the zips carry no native library: a faiss field, faiss being t
 the node on its first write). Each row's document carries its vector (indexer.embedding: the grid's float32
 values, which JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which
 the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
-rebuilds the index (the same alias swap, ownership and seal as ever). Where k-NN is missing the load is
-the words-only load it always was.
+rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the
+statistics carry every row's vector digest beside its law's (indexer/opensearch/integrity.py), and every
+row the meaning path re-scores is checked against both, so an altered vector is refused (exit 4) as an
+altered law is. Where k-NN is missing the load is the words-only load it always was.
 
 Asking by meaning. OpenSearch scores every row exactly, by brute force: a `script_score` query with the
 k-NN plugin's `knn_score` script (`innerproduct`: 1 + dot for a dot >= 0, 1 / (1 - dot) below), in float32;
@@ -38,6 +40,7 @@ import numpy as np
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch import lifecycle, limits, plugins
 from indexer.opensearch.schema import FETCHED
+from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
 from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, identity, row_text
@@ -47,7 +50,6 @@ if TYPE_CHECKING:
 
     from indexer.opensearch.query import IndexStatistics, OpenSearchEngine
 
-VECTOR_FIELD = "vector"
 WINDOW = 16
 WIDEN = 4
 FLOAT32_DOT_SLACK = 1e-4
@@ -188,6 +190,9 @@ def _window(
     served = {str(hit["_index"]) for hit in found} if found else {engine._served_now(state)}
     if served != {stats.index}:
         raise _Stale
+    # Every row re-scored, its law and its vector, is the one loaded (the same seal as the words path's):
+    # an altered row is refused, exit 4, never ranked (indexer/opensearch/integrity.py).
+    engine._unaltered(state, stats, found, vectors=True)
     return found
 
 
