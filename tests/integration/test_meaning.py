@@ -11,6 +11,7 @@ one line naming the plugin (exit 8) while words still answer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,3 +190,37 @@ def test_the_cli_says_what_is_missing_in_one_line_with_exit_8(opensearch_url: st
     assert lines[0].endswith("has no k-NN plugin (opensearch-knn), which --by meaning and --by hybrid need")
     code, out, _ = lawindex("ask", "TX", "fire hydrant", env=env)
     assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  ")
+
+
+def test_after_lawindex_load_corpora_a_page_only_meaning_reaches_is_reached_from_the_cli(
+    opensearch_url: str, served: Served
+) -> None:
+    """`lawindex load corpora/` into a namespace of its own, then a question whose one relevant row is an agency
+    page: WV's row saying the road skills test may be scheduled online, its id read from corpora/WV.jsonl by its
+    text. By meaning it comes first; by words it is never reached (a page has no ranked text), at any limit;
+    hybrid reaches it by its meaning rank alone. OpenSearch's answers are the reference engine's."""
+    rows = [json.loads(line) for line in (CORPORA / "WV.jsonl").read_text().splitlines() if line.strip()]
+    (page,) = [row for row in rows if "schedule the road skills test online" in row["law"]]
+    assert page["kind"] == "process"
+    question = "can i schedule my road test online"
+    with fresh_connection(opensearch_url) as connection:
+        env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": connection.namespace}
+        code, _out, err = lawindex("load", str(CORPORA), "--json", env=env)
+        assert code == 0, err
+        code, out, err = lawindex("ask", "WV", question, "--limit", "100", "--json", env=env)
+        assert code == 0 and page["id"] not in [hit["id"] for hit in json.loads(out)["hits"]], err
+        if not served.knn:
+            code, _out, err = lawindex("ask", "WV", question, "--by", "meaning", env=env)
+            assert code == NoMeaning.exit_code == 8, err
+            return
+        answers = {}
+        for by in ("meaning", "hybrid"):
+            code, out, err = lawindex("ask", "WV", question, "--by", by, "--json", env=env)
+            assert code == 0, err
+            answers[by] = json.loads(out)["hits"]
+            code, out, err = lawindex("ask", "WV", question, "--by", by, "--json", "--engine", "reference",
+                                      "--corpora", str(CORPORA))  # fmt: skip
+            assert code == 0 and json.loads(out)["hits"] == answers[by], (by, err)
+    assert answers["meaning"][0]["id"] == page["id"] and answers["meaning"][0]["ranks"] == {"meaning": 1}
+    (fused,) = [hit for hit in answers["hybrid"] if hit["id"] == page["id"]]
+    assert fused["ranks"] == {"meaning": 1}
