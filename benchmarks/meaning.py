@@ -11,7 +11,8 @@ questions (equal work both sides), and as a ratio to it:
   counts of every law); the embedder's own load (once a process) apart.
 - load: the same corpus by `load_state` with its vectors and without them (the words-only load of a cluster
   without k-NN), each in a namespace of its own, rounds alternating; the size of each index's store after it
-  (`_stats`, primaries, after the load's own merge to one segment) and what the vectors add.
+  (`_stats`, primaries, after the load's own merge to one segment) and what the vectors add; the same for
+  each of the seven sample states (corpora/).
 - ask: `--by words`, `--by meaning`, `--by hybrid` on OpenSearch (the index with vectors) and in process (the
   reference engine, indexer.retrieval.meaning), the same questions each, rounds alternating the ways; p50 and
   p99 of each question's latency, and each way's p50 over words' on the same engine.
@@ -31,6 +32,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
 from indexer.opensearch import lifecycle
@@ -39,7 +41,7 @@ from indexer.opensearch.load import load_state
 from indexer.opensearch.vectors import Meaning
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
-from indexer.retrieval.corpus import Corpus
+from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import WordLlamaEmbedder, default_embedder, row_text
 from indexer.service.engines import CheckedOpenSearchEngine
 from tests import synthetic
@@ -150,6 +152,39 @@ def asking(connection: Connection, corpus: Corpus, questions: Sequence[str], rou
             )
 
 
+def sample_sizes(url: str) -> None:
+    """The store of each sample state's index (corpora/), loaded with its vectors and without them."""
+    corpora = read_corpora(Path(__file__).resolve().parents[1] / "corpora")
+    prefix = f"lawindex_benchms{uuid.uuid4().hex[:6]}"
+    meaning = Meaning(default_embedder())
+    sizes: dict[str, dict[str, int]] = {}
+    for side, with_meaning in (("with vectors", meaning), ("without", None)):
+        connection = Connection.from_env(url, namespace=f"{prefix}{'v' if with_meaning else 'w'}")
+        client = connection.client()
+        lifecycle.ensure_locks_index(client, connection.namespace)
+        try:
+            for corpus in corpora:
+                done = load_state(client, corpus, namespace=connection.namespace, meaning=with_meaning, plugin=False,
+                                  locks_ensured=True)  # fmt: skip
+                assert done.index is not None
+                sizes.setdefault(corpus.state, {})[side] = _store_bytes(connection, done.index)[0]
+        finally:
+            client.indices.delete(index=f"{connection.namespace}*", ignore_unavailable=True, allow_no_indices=True)
+    print("\nthe store of each sample state's index (_stats, primaries), with its vectors and without:")
+    print(f"  {'state':<6} {'rows':>5} {'with KiB':>9} {'without KiB':>12} {'ratio':>6} {'added a row':>12}")
+    total = {"with vectors": 0, "without": 0}
+    for corpus in corpora:
+        with_, without = sizes[corpus.state]["with vectors"], sizes[corpus.state]["without"]
+        total["with vectors"] += with_
+        total["without"] += without
+        print(f"  {corpus.state:<6} {len(corpus.laws):>5} {with_ / 1024:9.1f} {without / 1024:12.1f} "
+              f"{with_ / without:5.2f}x {(with_ - without) / len(corpus.laws):9,.0f} B")  # fmt: skip
+    rows = sum(len(corpus.laws) for corpus in corpora)
+    print(f"  {'all':<6} {rows:>5} {total['with vectors'] / 1024:9.1f} {total['without'] / 1024:12.1f} "
+          f"{total['with vectors'] / total['without']:5.2f}x "
+          f"{(total['with vectors'] - total['without']) / rows:9,.0f} B")  # fmt: skip
+
+
 def _ask_all(port: int, corpora: Sequence[Corpus], by: str) -> None:
     for corpus in corpora:
         for question in synthetic.generate_questions(corpus.laws, 5, 1):
@@ -221,7 +256,7 @@ def main() -> None:
     parser.add_argument("--states", type=int, default=50)
     parser.add_argument("--memory-laws", type=int, default=15000)
     parser.add_argument("--port", type=int, default=12100)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["embedding", "load", "ask", "memory"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["embedding", "load", "ask", "samples", "memory"])
     args = parser.parse_args()
     if not args.url:
         raise SystemExit("benchmarks/meaning.py needs an OpenSearch with k-NN: --url or OPENSEARCH_URL")
@@ -238,6 +273,8 @@ def main() -> None:
                 asking(kept, corpus, questions, args.rounds)
         finally:
             kept.client().indices.delete(index=f"{kept.namespace}*", ignore_unavailable=True, allow_no_indices=True)
+    if "samples" not in args.skip:
+        sample_sizes(args.url)
     if "memory" not in args.skip:
         memory(args.url, args.states, args.memory_laws, args.port)
     print(f"\n(the whole run: {time.perf_counter() - began:.0f} s)")
