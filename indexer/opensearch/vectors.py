@@ -24,9 +24,12 @@ float32 error of a 256-term dot product of unit vectors, whatever order or FMA L
 limit-th exact cosine in the window is above that bound, no row outside can enter; else the window widens
 (x4) and is asked again. A window holding fewer rows than asked for holds every row.
 
-Hybrid. The fusion needs both full rankings (indexer.retrieval.meaning): every law sharing a word, from the exact
-words `ask` with a limit of every ranked law, and every row by meaning, one window as wide as the state
-(complete, so re-scored without a bound). lawindex fuses them, so the answer is the reference's.
+Hybrid. The fusion is of both full rankings (indexer.retrieval.meaning), but its first rows need only the
+first W of each: the exact words answer of W laws and the exact meaning answer of W rows (each proven as above),
+from which indexer.retrieval.fusion.proven proves the fused first rows exactly (every row outside a window is
+bounded by its rank past it), or says the windows are too narrow; W starts at HYBRID_WINDOW (or the limit) and
+doubles until they are not (at the latest both rankings whole: the old cost). lawindex fuses them, so the answer
+is the reference's, whatever the limit.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ if TYPE_CHECKING:
 WINDOW = 16
 WIDEN = 4
 FLOAT32_DOT_SLACK = 1e-4
+HYBRID_WINDOW = 64  # each ranking's first window for hybrid, widened by HYBRID_WIDEN until the fusion is proven
+HYBRID_WIDEN = 2
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,42 @@ def _by_meaning(
         size *= WIDEN
 
 
+def _hybrid(
+    engine: OpenSearchEngine,
+    state: str,
+    stats: IndexStatistics,
+    question: str,
+    asked_vector: Vectors,
+    worded: bool,
+    limit: int,
+    rrf_k: int,
+    rows: int,
+) -> list[tuple[_Row, float, int | None, int | None]]:
+    """The first `limit` rows of the fusion of the two full exact rankings, from windows of each: the exact
+    words answer and the exact meaning answer of the first W rows, W widened (x2) until
+    indexer.retrieval.fusion.proven proves the fused first rows from them (at the latest when both are whole)."""
+    from indexer.retrieval.fusion import proven
+
+    window = max(HYBRID_WINDOW, limit)
+    by_words: list[int] = []
+    words_whole = not worded  # a question sharing no word: words reach nothing, their ranking is whole
+    while True:
+        if not words_whole:
+            # The exact words answer of the first `window` laws (fewer: every law sharing a word).
+            by_words = [hit.order for hit in engine.ask(state, question, window).hits]
+            words_whole = len(by_words) < window
+            if engine.cached_statistics(state).index != stats.index:
+                raise _Stale  # the words came from a newer generation than the meaning
+        by_meaning = _by_meaning(engine, state, stats, asked_vector, window, rows if window >= rows else None)
+        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, rrf_k)
+        if fused is not None:
+            by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
+            return [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
+        if words_whole and len(by_meaning) >= rows:  # both whole: proven always answers (tests/unit/test_fusion.py)
+            raise AssertionError("the fusion of two whole rankings was not proven")
+        window *= HYBRID_WIDEN
+
+
 def answer(
     engine: OpenSearchEngine,
     state: str,
@@ -227,7 +268,7 @@ def answer(
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
     from indexer.opensearch.connection import talking
     from indexer.opensearch.query import _law
-    from indexer.retrieval.meaning import fuse, question_vector
+    from indexer.retrieval.meaning import question_vector
     from indexer.retrieval.words import words
 
     state = state_code(state)
@@ -252,14 +293,7 @@ def answer(
                         for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
                     ]
                 else:
-                    every = _by_meaning(engine, state, stats, asked_vector, limit, rows)
-                    # Every law sharing a word: the exact words answer with room for every ranked law.
-                    by_words = engine.ask(state, question, max(stats.size, 1)).hits if terms else []
-                    if engine.cached_statistics(state).index != stats.index:
-                        raise _Stale  # the words came from a newer generation than the meaning
-                    by_order = {row.order: row for row in every}
-                    fused = fuse([hit.order for hit in by_words], [row.order for row in every], rrf_k)[:limit]
-                    chosen = [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
+                    chosen = _hybrid(engine, state, stats, question, asked_vector, bool(terms), limit, rrf_k, rows)
             except _Stale:
                 continue
             hits, reached = [], []

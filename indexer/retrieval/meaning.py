@@ -21,7 +21,6 @@ it) and its cosine.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +29,8 @@ from indexer.errors import BadInput
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.embedding import Embedder, Vectors, cosines, default_embedder, row_text
+from indexer.retrieval.fusion import Fused as Fused
+from indexer.retrieval.fusion import score
 from indexer.retrieval.statistics import PerSequence
 
 WAYS = ("words", "meaning", "hybrid")
@@ -48,16 +49,6 @@ def meaning_order(scores: npt.NDArray[np.float64]) -> list[int]:
     return (-scores).argsort(kind="stable").tolist()  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
-class Fused:
-    """One row of a fused ranking: its index, its RRF score, its rank in each way (None: not reached)."""
-
-    index: int
-    score: float
-    words: int | None
-    meaning: int | None
-
-
 def fuse(words: Sequence[int], meaning: Sequence[int], rrf_k: int = RRF_K) -> list[Fused]:
     """The rows of the two full rankings (row indexes, best first) by reciprocal-rank fusion, best first,
     equal scores in corpus order (by index)."""
@@ -66,12 +57,7 @@ def fuse(words: Sequence[int], meaning: Sequence[int], rrf_k: int = RRF_K) -> li
     fused = []
     for index in sorted(words_rank.keys() | meaning_rank.keys()):
         w, m = words_rank.get(index), meaning_rank.get(index)
-        score = 0.0
-        if w is not None:
-            score += 1.0 / (rrf_k + w)
-        if m is not None:
-            score += 1.0 / (rrf_k + m)
-        fused.append(Fused(index, score, w, m))
+        fused.append(Fused(index, score(w, m, rrf_k), w, m))
     fused.sort(key=lambda row: -row.score)  # stable: equal scores stay in index (corpus) order
     return fused
 

@@ -24,11 +24,13 @@ from indexer.node import knn
 from indexer.opensearch import lifecycle
 from indexer.opensearch.connection import Connection
 from indexer.opensearch.load import fingerprint, load, load_state, serving
-from indexer.opensearch.vectors import VECTOR_FIELD, for_cluster
+from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning as rank
+from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
-from indexer.retrieval.embedding import row_text
+from indexer.retrieval.embedding import cosines, row_text
+from indexer.retrieval.fusion import proven
 from indexer.service.engines import CheckedOpenSearchEngine, ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
@@ -114,6 +116,43 @@ def test_the_window_widens_and_stays_exact_on_a_generated_state(served: Served) 
             got = served.engine.ask("GU", row_text(law), limit, "meaning")
             assert got.hits[0].law.id == law.id
             assert got.ids() == rank.answer(served.corpora["GU"], row_text(law), limit, "meaning").ids()
+
+
+def _full_rankings(corpus: Corpus, question: str) -> tuple[list[int], list[int]]:
+    """The two full exact rankings the reference engine fuses (row indexes, best first)."""
+    laws = corpus.laws
+    stats = reference.statistics(laws)
+    _, terms = reference.expand(question, stats)
+    words = [hit.order for hit in reference._hits(stats, laws, terms, len(laws))] if terms else []
+    return words, rank.meaning_order(cosines(rank.vectors(laws), rank.question_vector(question)))
+
+
+def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_the_corpus_size(
+    served: Served,
+) -> None:
+    """Hybrid on OpenSearch fuses windows (indexer.retrieval.fusion): on questions whose first windows are
+    proven too narrow by the reference's own full rankings (held here, so the widening is exercised), and at
+    limits up to past the state's size (every row fused), its answers are the reference's."""
+    if not served.knn:
+        return
+    corpus = served.corpora["GU"]
+    laws = corpus.laws
+    mixed = [  # a row's own text with three words of a row far from it: the two ways pull apart
+        row_text(laws[i]) + " " + " ".join(row_text(laws[(i + len(laws) // 2) % len(laws)]).split()[:3])
+        for i in range(0, len(laws), len(laws) // 8)
+    ]
+    widened = 0
+    for question in [*mixed, *synthetic.generate_questions(laws, 12, 9)]:
+        words, meaning = _full_rankings(corpus, question)
+        first = HYBRID_WINDOW
+        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, 60) is None:
+            widened += 1
+        for limit in (1, 8, 50):
+            _same(served, "GU", question, limit, "hybrid")
+    assert widened >= 3  # the windows really had to widen
+    for question in mixed[:2]:
+        for limit in (len(laws) - 100, len(laws) - 1, len(laws), len(laws) + 1):
+            _same(served, "GU", question, limit, "hybrid")
 
 
 def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(served: Served) -> None:
