@@ -26,7 +26,7 @@ limit-th exact cosine in the window is above that bound, no row outside can ente
 
 Hybrid. The fusion is of both full rankings (indexer.retrieval.meaning), but its first rows need only the
 first W of each: the exact words answer of W laws and the exact meaning answer of W rows (each proven as above),
-from which indexer.retrieval.fusion.proven proves the fused first rows exactly (every row outside a window is
+from which indexer.retrieval.meaning.proven proves the fused first rows exactly (every row outside a window is
 bounded by its rank past it), or says the windows are too narrow; W starts at HYBRID_WINDOW (or the limit) and
 doubles until they are not (at the latest both rankings whole: the old cost). lawindex fuses them, so the answer
 is the reference's, whatever the limit.
@@ -234,8 +234,8 @@ def _hybrid(
 ) -> list[tuple[_Row, float, int | None, int | None]]:
     """The first `limit` rows of the fusion of the two full exact rankings, from windows of each: the exact
     words answer and the exact meaning answer of the first W rows, W widened (x2) until
-    indexer.retrieval.fusion.proven proves the fused first rows from them (at the latest when both are whole)."""
-    from indexer.retrieval.fusion import proven
+    indexer.retrieval.meaning.proven proves the fused first rows from them (at the latest when both are whole)."""
+    from indexer.retrieval.meaning import proven
 
     window = max(HYBRID_WINDOW, limit)
     by_words: list[int] = []

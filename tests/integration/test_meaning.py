@@ -30,7 +30,7 @@ from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines, row_text
-from indexer.retrieval.fusion import proven
+from indexer.retrieval.meaning import proven
 from indexer.service.engines import CheckedOpenSearchEngine, ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
@@ -130,7 +130,7 @@ def _full_rankings(corpus: Corpus, question: str) -> tuple[list[int], list[int]]
 def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_the_corpus_size(
     served: Served,
 ) -> None:
-    """Hybrid on OpenSearch fuses windows (indexer.retrieval.fusion): on questions whose first windows are
+    """Hybrid on OpenSearch fuses windows (indexer.retrieval.meaning.proven): on questions whose first windows are
     proven too narrow by the reference's own full rankings (held here, so the widening is exercised), and at
     limits up to past the state's size (every row fused), its answers are the reference's."""
     if not served.knn:

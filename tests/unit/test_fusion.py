@@ -1,4 +1,4 @@
-"""The hybrid windows' proof (indexer.retrieval.fusion.proven) against the brute-force fusion of the two full
+"""The hybrid windows' proof (indexer.retrieval.meaning.proven) against the brute-force fusion of the two full
 rankings (indexer.retrieval.meaning.fuse): whenever the windows prove an answer it is the full fusion's first
 rows, exactly (indexes, scores to the bit, ranks, order); once both windows are whole they always prove it."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.retrieval.fusion import proven
-from indexer.retrieval.meaning import fuse
+from indexer.retrieval.meaning import fuse, proven
 
 Ranked = tuple[list[int], list[int], int]
 
