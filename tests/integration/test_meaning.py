@@ -22,6 +22,7 @@ import pytest
 from indexer.errors import NoMeaning
 from indexer.node import knn
 from indexer.opensearch import lifecycle
+from indexer.opensearch import vectors as on_opensearch
 from indexer.opensearch.connection import Connection
 from indexer.opensearch.load import fingerprint, load, load_state, serving
 from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
@@ -149,10 +150,23 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
             widened += 1
         for limit in (1, 8, 50):
             _same(served, "GU", question, limit, "hybrid")
+        for rrf_k in (1, 1000):
+            assert served.engine.ask("GU", question, 8, "hybrid", rrf_k).ids() == (
+                rank.answer(corpus, question, 8, "hybrid", rrf_k).ids()
+            ), (question, rrf_k)
     assert widened >= 3  # the windows really had to widen
+    # Limits near and past the state's size (past the service's 100: OpenSearch's own answer, unchecked).
     for question in mixed[:2]:
         for limit in (len(laws) - 100, len(laws) - 1, len(laws), len(laws) + 1):
-            _same(served, "GU", question, limit, "hybrid")
+            got = on_opensearch.answer(served.engine.engine, "GU", question, limit, "hybrid")
+            reference_answer = rank.answer(corpus, question, limit, "hybrid")
+            assert got.ids() == reference_answer.ids(), limit
+            assert got.reached == reference_answer.reached, limit
+            assert [hit.score for hit in got.hits] == [hit.score for hit in reference_answer.hits]
+    pa = served.corpora["PA"]
+    for question in _questions(pa)[:10]:
+        for limit in (len(pa.laws) - 1, len(pa.laws), 100):
+            _same(served, "PA", question, limit, "hybrid")
 
 
 def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(served: Served) -> None:
