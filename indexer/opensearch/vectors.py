@@ -206,10 +206,17 @@ class _Stale(Exception):
 
 
 def _by_meaning(
-    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, limit: int, rows: int | None
+    engine: OpenSearchEngine,
+    state: str,
+    stats: IndexStatistics,
+    question: Vectors,
+    limit: int,
+    rows: int | None,
+    margin: int = 0,
 ) -> list[_Row]:
-    """The best `limit` rows by exact cosine (every row when `rows`, the state's count, is given)."""
-    size = max(WINDOW, limit) if rows is None else max(rows, 1) + 1
+    """The best `limit` rows by exact cosine (every row when `rows`, the state's count, is given); the first
+    window `margin` rows wider than the limit (a window of exactly `limit` rows can never prove its last)."""
+    size = max(WINDOW, limit + margin) if rows is None else max(rows, 1) + 1
     while True:
         found = _window(engine, state, stats, question, size)
         ranked = _rescored(found, question)
@@ -247,7 +254,8 @@ def _hybrid(
             words_whole = len(by_words) < window
             if engine.cached_statistics(state).index != stats.index:
                 raise _Stale  # the words came from a newer generation than the meaning
-        by_meaning = _by_meaning(engine, state, stats, asked_vector, window, rows if window >= rows else None)
+        whole = rows if window >= rows else None
+        by_meaning = _by_meaning(engine, state, stats, asked_vector, window, whole, window // 4 + WINDOW)
         fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, rrf_k)
         if fused is not None:
             by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
