@@ -15,7 +15,8 @@ questions (equal work both sides), and as a ratio to it:
   each of the seven sample states (corpora/).
 - ask: `--by words`, `--by meaning`, `--by hybrid` on OpenSearch (the index with vectors) and in process (the
   reference engine, indexer.retrieval.meaning), the same questions each, rounds alternating the ways; p50 and
-  p99 of each question's latency, and each way's p50 over words' on the same engine.
+  p99 of each question's latency, and each way's p50 over words' on the same engine; on OpenSearch also hybrid
+  with both rankings fetched whole (its first window the state's size: what hybrid did before its windows).
 - memory: `lawindex serve` (one worker, its own process) on --states generated states (--memory-laws laws in
   all), loaded with vectors and without; its resident memory at start, after 5 questions a state by words, and
   (with vectors) after 5 more a state by meaning and 5 by hybrid.
@@ -35,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
-from indexer.opensearch import lifecycle
+from indexer.opensearch import lifecycle, vectors
 from indexer.opensearch.connection import Connection
 from indexer.opensearch.load import load_state
 from indexer.opensearch.vectors import Meaning
@@ -47,6 +48,7 @@ from indexer.service.engines import CheckedOpenSearchEngine
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
+WHOLE = "hybrid, whole rankings"  # the baseline of hybrid's windows: what it fetched before them
 
 
 def _seconds(work: Callable[[], object]) -> float:
@@ -126,28 +128,44 @@ def asking(connection: Connection, corpus: Corpus, questions: Sequence[str], rou
         "opensearch": lambda question, by: engine.ask(corpus.state, question, 8, by),
         "in process": lambda question, by: rank.answer(corpus, question, 8, by),
     }
+
+    def whole(question: str) -> object:
+        """Hybrid as it was before its windows: both rankings whole (the first window the state's size)."""
+        kept = vectors.HYBRID_WINDOW
+        vectors.HYBRID_WINDOW = len(corpus.laws)
+        try:
+            return engine.ask(corpus.state, question, 8, "hybrid")
+        finally:
+            vectors.HYBRID_WINDOW = kept
+
     for ask in sides.values():  # warmed: statistics, vectors, the embedder, connections
         for by in WAYS:
             for question in questions[:3]:
                 ask(question, by)
-    latencies: dict[tuple[str, str], list[float]] = {(side, by): [] for side in sides for by in WAYS}
+    ways = {side: [*WAYS, *([WHOLE] if side == "opensearch" else [])] for side in sides}
+    latencies: dict[tuple[str, str], list[float]] = {(side, by): [] for side in sides for by in ways[side]}
     for _ in range(rounds):
         for side, ask in sides.items():
-            for by in WAYS:
+            for by in ways[side]:
                 for question in questions:
+                    if by == WHOLE:
+                        began = time.perf_counter()
+                        whole(question)
+                        latencies[side, by].append((time.perf_counter() - began) * 1000)
+                        continue
                     began = time.perf_counter()
                     ask(question, by)
                     latencies[side, by].append((time.perf_counter() - began) * 1000)
     state = f"{len(corpus.laws):,}-law state"
     print(f"\nask {len(questions)} generated questions x {rounds} rounds, each way, limit 8, on the {state}")
-    print(f"  {'engine':<11} {'way':<8} {'p50 ms':>9} {'p99 ms':>9}   p50 / words   p99 / words")
+    print(f"  {'engine':<11} {'way':<23} {'p50 ms':>9} {'p99 ms':>9}   p50 / words   p99 / words")
     for side in sides:
         base = latencies[side, "words"]
-        for by in WAYS:
+        for by in ways[side]:
             got = latencies[side, by]
             p50, p99 = percentile(got, 50), percentile(got, 99)
             print(
-                f"  {side:<11} {by:<8} {p50:9.2f} {p99:9.2f}   "
+                f"  {side:<11} {by:<23} {p50:9.2f} {p99:9.2f}   "
                 f"{p50 / percentile(base, 50):10.2f}x   {p99 / percentile(base, 99):10.2f}x"
             )
 
