@@ -10,6 +10,15 @@ first that differs, naming the law.
 A digest is BLAKE2b-128 of the fields' canonical JSON (keys sorted, no spaces): what OpenSearch hands back
 parses to the same values, so the same bytes. 16 bytes a law, all of them one base64 string (a 24,000-law
 state: 512 KB in its statistics), decoded once per concrete index.
+
+An index with vectors (indexer/opensearch/vectors.py) seals them too, the same way beside the laws' digests
+(`vector_digests`): a row's vector decides where meaning ranks it, so an `_update` of a vector alone would
+move rows by meaning with every law's text intact. Apart from the laws' digests, so that the words path,
+which never reads a vector, fetches none to check its laws; the meaning path, which re-scores from the
+stored vectors, checks both. A vector's digest is of its float32 values (little-endian bytes), not of its
+JSON: 3.x hands the field back derived from the stored float32s, each as its shortest decimal, not as the
+double it was sent as; both parse to the same float32, which is what Lucene scores and what the meaning
+path re-scores (it casts the stored values to float32 first).
 """
 
 from __future__ import annotations
@@ -20,7 +29,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from indexer.opensearch.schema import FETCHED, law_id
+import numpy as np
+
+from indexer.opensearch.schema import FETCHED, VECTOR_FIELD, law_id
 
 SIZE = 16  # bytes a digest: 128 bits, far past any accidental collision among a state's laws
 
@@ -30,6 +41,15 @@ def digest(source: Mapping[str, Any]) -> bytes:
     fields = {name: source.get(name) for name in FETCHED}
     text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.blake2b(text.encode(), digest_size=SIZE).digest()
+
+
+def vector_digest(vector: Any) -> bytes:
+    """The digest of a row's vector: of its values as float32, little-endian (TypeError or ValueError when
+    they are not numbers; a row without one digests as the empty vector, which no loaded row has)."""
+    values = np.asarray([] if vector is None else vector, dtype="<f4")
+    if values.ndim != 1:
+        raise ValueError("a vector is a list of numbers")
+    return hashlib.blake2b(values.tobytes(), digest_size=SIZE).digest()
 
 
 def pack(digests: Iterable[bytes]) -> str:
@@ -45,17 +65,31 @@ def unpacked(text: str) -> bytes:
     return raw
 
 
-def altered(hit_id: str, source: Mapping[str, Any], digests: bytes) -> bool:
+def altered(hit_id: str, source: Mapping[str, Any], digests: bytes, vectors: bytes | None = None) -> bool:
     """True when a law document (its `_id` and source) is not the one loaded at its place in the corpus:
-    a field changed, its place (`order`) moved, or the document stands under another law's `_id`."""
+    a field changed, its place (`order`) moved, or the document stands under another law's `_id`; and,
+    given the sealed `vectors` (the meaning path, verify), when its vector is not the one loaded."""
     order = source.get("order")
     if not isinstance(order, int) or isinstance(order, bool) or not 0 <= order < len(digests) // SIZE:
         return True
     if hit_id != law_id(str(source.get("id"))):
         return True
-    return digest(source) != digests[order * SIZE : (order + 1) * SIZE]
+    if digest(source) != digests[order * SIZE : (order + 1) * SIZE]:
+        return True
+    if vectors is None:
+        return False
+    try:
+        vector = vector_digest(source.get(VECTOR_FIELD))
+    except (TypeError, ValueError):
+        return True
+    return vector != vectors[order * SIZE : (order + 1) * SIZE]
 
 
 def altered_problem(index: str, law: Any) -> str:
     """What a refusal says of an altered law (after "<state> is not served: ")."""
     return f"the law {law} in {index} was altered after it was loaded (it does not match its sealed digest)"
+
+
+def unsealed_vectors_problem(index: str) -> str:
+    """What a refusal says of an index with vectors whose statistics seal none (after "<state> is not served: ")."""
+    return f"the statistics of {index} carry no vector digests (loaded by a lawindex before it sealed vectors)"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from indexer.errors import LawindexError, LoadFailed, LoadInterrupted
 from indexer.opensearch import integrity, lifecycle, mappings, plugin_path
 from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
-from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, law_id
+from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, VECTOR_FIELD, law_id
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.words import ranked, ranked_text
 
@@ -77,10 +77,9 @@ def documents(
     statistics document, sealed for `index` (its name, state, namespace and fingerprint under a checksum:
     lifecycle.seal), with every law document's digest in it (indexer/opensearch/integrity.py), so that a law
     altered later is never served."""
-    from indexer.opensearch.vectors import VECTOR_FIELD
-
     embedded = None if meaning is None else meaning.vectors(corpus)
     digests: list[bytes] = []
+    vector_digests: list[bytes] = []  # sealed beside the laws' (indexer/opensearch/integrity.py)
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
@@ -95,6 +94,7 @@ def documents(
             source[RANKED_FIELD] = ranked_text(law)
         if embedded is not None:
             source[VECTOR_FIELD] = embedded[order].tolist()  # float32 values, exact as JSON's doubles
+            vector_digests.append(integrity.vector_digest(source[VECTOR_FIELD]))
         digests.append(integrity.digest(source))
         yield {"_id": law_id(law.id), "_source": source}
     yield {
@@ -115,6 +115,7 @@ def documents(
                     # decides the order expansion returns words in, and so the order scores are summed.
                     "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
                     "digests": integrity.pack(digests),
+                    **({} if embedded is None else {"vector_digests": integrity.pack(vector_digests)}),
                 },
             },
             namespace=namespace,

@@ -34,7 +34,15 @@ from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotO
 from indexer.opensearch import integrity, lifecycle, limits, plugin_path
 from indexer.opensearch.connection import Connection, Searches, alias_of, server_version, talking
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
-from indexer.opensearch.schema import FETCHED, LAW_FIELDS, RANKED_FIELD, STATISTICS_ID, law_id, terms_query
+from indexer.opensearch.schema import (
+    FETCHED,
+    LAW_FIELDS,
+    RANKED_FIELD,
+    STATISTICS_ID,
+    VECTOR_FIELD,
+    law_id,
+    terms_query,
+)
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.retrieval.bound import grouped_bound, proven
 from indexer.retrieval.corpus import Law, state_code
@@ -66,6 +74,7 @@ class IndexStatistics:
     doc_count: int  # Lucene's N for the field: ranked laws with at least one word
     total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
     digests: bytes = field(repr=False)  # every law document's digest, in corpus order (indexer/opensearch/integrity.py)
+    vector_digests: bytes | None = field(default=None, repr=False)  # every row's vector's, where it has vectors
     # The first expansion of an unknown word builds the spelling index (indexer/retrieval/spelling.py), in full;
     # questions that come meanwhile wait for that one build rather than each making its own: 16 first
     # typos at once on a fresh service peaked 280 MB over ready, one 32 MB.
@@ -84,6 +93,7 @@ class IndexStatistics:
             doc_count=int(body["doc_count"]),
             total_length=int(body["total_length"]),
             digests=integrity.unpacked(body["digests"]),
+            vector_digests=integrity.unpacked(body["vector_digests"]) if "vector_digests" in body else None,
         )
 
 
@@ -285,11 +295,17 @@ class OpenSearchEngine:
                 self._statistics.pop(replaced, None)
             return known
 
-    def _unaltered(self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]]) -> None:
+    def _unaltered(self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]], vectors: bool = False) -> None:
         """Refuse the state (DamagedIndex, naming the law) when a law document of `stats.index` among
-        `hits` is not the one loaded: its digest is not the one sealed with the statistics."""
+        `hits` is not the one loaded: its digest (and, with `vectors`, its vector's) is not the one sealed
+        with the statistics."""
+        sealed = None
+        if vectors:
+            if stats.vector_digests is None:
+                raise self._refusal(state, stats.index, integrity.unsealed_vectors_problem(stats.index))
+            sealed = stats.vector_digests
         for hit in hits:
-            if integrity.altered(str(hit["_id"]), hit["_source"], stats.digests):
+            if integrity.altered(str(hit["_id"]), hit["_source"], stats.digests, sealed):
                 law = hit["_source"].get("id") or hit["_id"]
                 raise self._refusal(state, stats.index, integrity.altered_problem(stats.index, law))
 
@@ -492,12 +508,13 @@ class OpenSearchEngine:
                 hint="ask again",
             )
 
-    def _every(self, state: str, query: dict[str, Any]) -> list[dict[str, Any]]:
-        """Every hit of `query` on the state's alias, in corpus order, in pages within the result window."""
+    def _every(self, state: str, query: dict[str, Any], more: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """Every hit of `query` on the state's alias (FETCHED and `more` of each), in corpus order, in pages
+        within the result window."""
         page = self.page
         while True:
             try:
-                return limits.every(lambda body: self._search(state, body, 2), query, list(FETCHED), page)
+                return limits.every(lambda body: self._search(state, body, 2), query, [*FETCHED, *more], page)
             except WindowTooLarge as refused:
                 if refused.limit < 1 or refused.limit >= page:
                     raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None
@@ -512,10 +529,11 @@ class OpenSearchEngine:
         state = state_code(state)
         stats = self.statistics(state)
         query = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
+        vectors = stats.vector_digests
         with talking(self.connection):
-            rows = self._every(state, query)
+            rows = self._every(state, query, () if vectors is None else (VECTOR_FIELD,))
         found = [str(row["_source"].get("id") or row["_id"]) for row in rows if row["_index"] == stats.index and
-                 integrity.altered(str(row["_id"]), row["_source"], stats.digests)]  # fmt: skip
+                 integrity.altered(str(row["_id"]), row["_source"], stats.digests, vectors)]  # fmt: skip
         missing = len(stats.digests) // integrity.SIZE - len(rows)
         return found + ([f"<missing: {missing} laws>"] if missing > 0 else [])
 

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 # Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
-SCHEMA = 3  # 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py)
+# 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py); 4: and, in an
+# index with vectors, every row's vector digest (so an index of 3 with vectors is rebuilt, never served unsealed).
+SCHEMA = 4
 
 # The document that carries what the query side needs of the whole state (the spec's Index, less the
 # per-law parts, which ride on each law's own document). Law documents are `law:<id>`, so no law id
@@ -28,6 +30,8 @@ LAW_FIELDS = ("id", "kind", "law", "question", "concept", "family", "source")
 SCORE_FIELDS = ("order", "length", "counts")
 # The fields fetched with a law.
 FETCHED = (*LAW_FIELDS, *SCORE_FIELDS)
+# A row's vector, in an index loaded with them (indexer/opensearch/vectors.py): fetched by the meaning path.
+VECTOR_FIELD = "vector"
 
 
 def law_id(law: str) -> str:

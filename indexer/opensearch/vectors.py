@@ -7,8 +7,10 @@ named explicitly (the zips carry no native library: a faiss field, faiss being t
 the node on its first write). Each row's document carries its vector (indexer.embedding: the grid's float32
 values, which JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which
 the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
-rebuilds the index (the same alias swap, ownership and seal as ever). Where k-NN is missing the load is
-the words-only load it always was.
+rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the
+statistics carry every row's vector digest beside its law's (indexer/opensearch/integrity.py), and every
+row the meaning path re-scores is checked against both, so an altered vector is refused (exit 4) as an
+altered law is. Where k-NN is missing the load is the words-only load it always was.
 
 Asking by meaning. OpenSearch scores every row exactly, by brute force: a `script_score` query with the
 k-NN plugin's `knn_score` script (`innerproduct`: 1 + dot for a dot >= 0, 1 / (1 - dot) below), in float32;
@@ -22,9 +24,12 @@ float32 error of a 256-term dot product of unit vectors, whatever order or FMA L
 limit-th exact cosine in the window is above that bound, no row outside can enter; else the window widens
 (x4) and is asked again. A window holding fewer rows than asked for holds every row.
 
-Hybrid. The fusion needs both full rankings (indexer.retrieval.meaning): every law sharing a word, from the exact
-words `ask` with a limit of every ranked law, and every row by meaning, one window as wide as the state
-(complete, so re-scored without a bound). lawindex fuses them, so the answer is the reference's.
+Hybrid. The fusion is of both full rankings (indexer.retrieval.meaning), but its first rows need only the
+first W of each: the exact words answer of W laws and the exact meaning answer of W rows (each proven as above),
+from which indexer.retrieval.meaning.proven proves the fused first rows exactly (every row outside a window is
+bounded by its rank past it), or says the windows are too narrow; W starts at HYBRID_WINDOW (or the limit) and
+doubles until they are not (at the latest both rankings whole: the old cost). lawindex fuses them, so the answer
+is the reference's, whatever the limit.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import numpy as np
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch import lifecycle, limits, plugins
 from indexer.opensearch.schema import FETCHED
+from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
 from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, identity, row_text
@@ -47,10 +53,11 @@ if TYPE_CHECKING:
 
     from indexer.opensearch.query import IndexStatistics, OpenSearchEngine
 
-VECTOR_FIELD = "vector"
 WINDOW = 16
 WIDEN = 4
 FLOAT32_DOT_SLACK = 1e-4
+HYBRID_WINDOW = 64  # each ranking's first window for hybrid, widened by HYBRID_WIDEN until the fusion is proven
+HYBRID_WIDEN = 2
 
 
 @dataclass(frozen=True)
@@ -188,6 +195,9 @@ def _window(
     served = {str(hit["_index"]) for hit in found} if found else {engine._served_now(state)}
     if served != {stats.index}:
         raise _Stale
+    # Every row re-scored, its law and its vector, is the one loaded (the same seal as the words path's):
+    # an altered row is refused, exit 4, never ranked (indexer/opensearch/integrity.py).
+    engine._unaltered(state, stats, found, vectors=True)
     return found
 
 
@@ -196,10 +206,17 @@ class _Stale(Exception):
 
 
 def _by_meaning(
-    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, limit: int, rows: int | None
+    engine: OpenSearchEngine,
+    state: str,
+    stats: IndexStatistics,
+    question: Vectors,
+    limit: int,
+    rows: int | None,
+    margin: int = 0,
 ) -> list[_Row]:
-    """The best `limit` rows by exact cosine (every row when `rows`, the state's count, is given)."""
-    size = max(WINDOW, limit) if rows is None else max(rows, 1) + 1
+    """The best `limit` rows by exact cosine (every row when `rows`, the state's count, is given); the first
+    window `margin` rows wider than the limit (a window of exactly `limit` rows can never prove its last)."""
+    size = max(WINDOW, limit + margin) if rows is None else max(rows, 1) + 1
     while True:
         found = _window(engine, state, stats, question, size)
         ranked = _rescored(found, question)
@@ -209,6 +226,43 @@ def _by_meaning(
         if len(ranked) >= limit and ranked[limit - 1].cosine > lowest + FLOAT32_DOT_SLACK:
             return ranked[:limit]
         size *= WIDEN
+
+
+def _hybrid(
+    engine: OpenSearchEngine,
+    state: str,
+    stats: IndexStatistics,
+    question: str,
+    asked_vector: Vectors,
+    worded: bool,
+    limit: int,
+    rrf_k: int,
+    rows: int,
+) -> list[tuple[_Row, float, int | None, int | None]]:
+    """The first `limit` rows of the fusion of the two full exact rankings, from windows of each: the exact
+    words answer and the exact meaning answer of the first W rows, W widened (x2) until
+    indexer.retrieval.meaning.proven proves the fused first rows from them (at the latest when both are whole)."""
+    from indexer.retrieval.meaning import proven
+
+    window = max(HYBRID_WINDOW, limit)
+    by_words: list[int] = []
+    words_whole = not worded  # a question sharing no word: words reach nothing, their ranking is whole
+    while True:
+        if not words_whole:
+            # The exact words answer of the first `window` laws (fewer: every law sharing a word).
+            by_words = [hit.order for hit in engine.ask(state, question, window).hits]
+            words_whole = len(by_words) < window
+            if engine.cached_statistics(state).index != stats.index:
+                raise _Stale  # the words came from a newer generation than the meaning
+        whole = rows if window >= rows else None
+        by_meaning = _by_meaning(engine, state, stats, asked_vector, window, whole, window // 4 + WINDOW)
+        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, rrf_k)
+        if fused is not None:
+            by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
+            return [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
+        if words_whole and len(by_meaning) >= rows:  # both whole: proven always answers (tests/unit/test_fusion.py)
+            raise AssertionError("the fusion of two whole rankings was not proven")
+        window *= HYBRID_WIDEN
 
 
 def answer(
@@ -222,7 +276,7 @@ def answer(
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
     from indexer.opensearch.connection import talking
     from indexer.opensearch.query import _law
-    from indexer.retrieval.meaning import fuse, question_vector
+    from indexer.retrieval.meaning import question_vector
     from indexer.retrieval.words import words
 
     state = state_code(state)
@@ -247,14 +301,7 @@ def answer(
                         for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
                     ]
                 else:
-                    every = _by_meaning(engine, state, stats, asked_vector, limit, rows)
-                    # Every law sharing a word: the exact words answer with room for every ranked law.
-                    by_words = engine.ask(state, question, max(stats.size, 1)).hits if terms else []
-                    if engine.cached_statistics(state).index != stats.index:
-                        raise _Stale  # the words came from a newer generation than the meaning
-                    by_order = {row.order: row for row in every}
-                    fused = fuse([hit.order for hit in by_words], [row.order for row in every], rrf_k)[:limit]
-                    chosen = [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
+                    chosen = _hybrid(engine, state, stats, question, asked_vector, bool(terms), limit, rrf_k, rows)
             except _Stale:
                 continue
             hits, reached = [], []

@@ -90,12 +90,12 @@ def identity(embedder: Embedder) -> str:
 
 def normalised(sums: npt.NDArray[np.float64]) -> Vectors:
     """Each row of `sums` (float64) divided by its length, on the grid, as float32 (zero rows stay zero)."""
+    # The squares are numpy's float64 products (each rounded as `x * x` is), summed by math.fsum per row.
+    squares = sums * sums
+    norms = np.array([math.sqrt(math.fsum(row)) for row in squares.tolist()], dtype=np.float64)
     out = np.zeros(sums.shape, dtype=np.float32)
-    for row in range(sums.shape[0]):
-        values = sums[row]
-        norm = math.sqrt(math.fsum(float(x) * float(x) for x in values))
-        if norm > 0.0:
-            out[row] = np.round(values / norm * _GRID) / _GRID
+    some = norms > 0.0
+    out[some] = np.round(sums[some] / norms[some, None] * _GRID) / _GRID
     return out
 
 
@@ -151,24 +151,33 @@ class WordLlamaEmbedder:
         """Each text's token ids, in order."""
         with self._lock:
             encoded = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        vocabulary = self._matrix.shape[0]
-        return [[min(max(token, 0), vocabulary - 1) for token in one.ids] for one in encoded]
+        return [one.ids for one in encoded]
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One unit vector per text (see the module's docstring for its arithmetic)."""
         ids = self.tokens(texts)
+        count = len(ids)
         lengths = np.array([len(one) for one in ids], dtype=np.intp)
-        sums = np.zeros((len(ids), DIMENSION), dtype=np.float64)
-        flat = np.fromiter((token for one in ids for token in one), dtype=np.intp, count=int(lengths.sum()))
-        rows = self._matrix[flat].astype(np.float64)
-        # The sum of each text's rows, token by token in its order: the k-th token of every text at once,
-        # so the additions per text are the same sequence whatever texts are embedded with it.
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(ids) else lengths
-        for k in range(int(lengths.max()) if len(ids) else 0):
-            having = (lengths > k).nonzero()[0]
-            sums[having] += rows[starts[having] + k]
-        counted = np.maximum(lengths, 1).astype(np.float64)[:, None]
-        return normalised(sums / counted)
+        if not count:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        # Longest first, so that the texts having a k-th token are the first ones (a slice, not a scatter);
+        # each token id clamped into the matrix, as the tokenizer's ids always are.
+        by_length = np.argsort(-lengths, kind="stable")
+        longest = int(lengths.max())
+        table = np.zeros((count, longest), dtype=np.intp)
+        for place, text in enumerate(by_length.tolist()):
+            table[place, : lengths[text]] = ids[text]
+        np.clip(table, 0, self._matrix.shape[0] - 1, out=table)
+        having = np.searchsorted(-lengths[by_length], -np.arange(longest), side="left")  # texts with > k tokens
+        sums = np.zeros((count, DIMENSION), dtype=np.float64)
+        # The sum of each text's rows, token by token in its order: the k-th token of every text at once
+        # (float32 rows widened exactly to float64 by the addition), so the additions per text are the same
+        # sequence whatever texts are embedded with it.
+        for k in range(longest):
+            sums[: having[k]] += self._matrix[table[: having[k], k]]
+        pooled = np.empty_like(sums)
+        pooled[by_length] = sums / np.maximum(lengths[by_length], 1).astype(np.float64)[:, None]
+        return normalised(pooled)
 
 
 @cache

@@ -3,11 +3,13 @@
 A law document altered in place with `_update` (its text, or its counts) is refused by `ask`, `ask --family`
 and `get` with one line naming the state, the index and the law (exit 4, DamagedIndex), never served; the
 next `load` finds the index not intact and rebuilds it; `load --force` rebuilds an intact one; `verify`
-names the altered laws.
+names the altered laws. On an index with vectors the meaning path checks the same seal, the vectors'
+digests with it: an altered vector (or law) is refused by `--by meaning` and `--by hybrid` the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from collections.abc import Iterator
@@ -17,8 +19,10 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.errors import DamagedIndex
+from indexer.node import knn
 from indexer.opensearch.connection import alias_of
-from indexer.opensearch.schema import law_id
+from indexer.opensearch.schema import STATISTICS_ID, VECTOR_FIELD, law_id
+from indexer.retrieval.meaning import question_vector
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 
 pytestmark = pytest.mark.integration
@@ -122,3 +126,58 @@ def test_load_force_rebuilds_an_intact_state(loaded: tuple[dict[str, str], Path,
     assert json.loads(out)["index"] != before["TX"]
     code, out, err = lawindex("ask", "TX", HYDRANT, env=env)
     assert code == 0, err
+
+
+def _statistics(client: OpenSearch, env: dict[str, str], state: str) -> dict[str, object]:
+    found = client.get(index=alias_of(state, env["LAWINDEX_NAMESPACE"]), id=STATISTICS_ID)["_source"]
+    statistics: dict[str, object] = found["statistics"]
+    return statistics
+
+
+def test_an_altered_vector_is_refused_by_meaning_and_hybrid_and_rebuilt_by_load(
+    loaded: tuple[dict[str, str], Path, OpenSearch],
+) -> None:
+    env, folder, client = loaded
+    statistics = _statistics(client, env, "TX")
+    laws = [json.loads(line) for line in (folder / "TX.jsonl").read_text().splitlines() if line.strip()]
+    if not knn.installed(client):  # a node without k-NN (the 2.19.x min distributions): no vectors to seal
+        assert "vector_digests" not in statistics
+        return
+    # Sealed: 16 bytes a row, in the statistics' checksum with the laws' digests.
+    assert len(base64.b64decode(str(statistics["vector_digests"]))) == 16 * len(laws)
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--by", "meaning", "--json", env=env)
+    assert code == 0, err
+    before = [hit["id"] for hit in json.loads(out)["hits"]]
+    # The corpus's last row, far from hydrants, given the question's own vector: it would rank first by
+    # meaning (a cosine of 1), its law's text untouched.
+    last = laws[-1]["id"]
+    assert last not in before
+    index = _alter(client, env, "TX", last, {VECTOR_FIELD: question_vector(HYDRANT).tolist()})
+    for by in ("meaning", "hybrid"):
+        code, out, err = lawindex("ask", "TX", HYDRANT, "--by", by, env=env)
+        assert code == DamagedIndex.exit_code == 4 and out == "", (by, err)
+        first = err.strip().splitlines()[0]
+        assert "TX" in first and index in first and last in first and "altered" in first, err
+    # Words never read a vector: they still answer, and another state by meaning too.
+    code, out, err = lawindex("ask", "TX", HYDRANT, env=env)
+    assert code == 0, err
+    code, out, err = lawindex("ask", "MD", HYDRANT, "--by", "meaning", env=env)
+    assert code == 0, err
+    code, out, err = lawindex("verify", "TX", "--corpora", str(folder), "--json", env=env)
+    assert code == 4 and json.loads(out)["altered_laws"] == [last], err
+    code, out, err = lawindex("load", str(folder), "--json", env=env)
+    assert code == 0 and _outcomes(out) == {"TX": "indexed", "MD": "unchanged"}, err
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--by", "meaning", "--json", env=env)
+    assert code == 0 and [hit["id"] for hit in json.loads(out)["hits"]] == before, err
+
+
+def test_an_altered_law_is_refused_by_meaning_as_by_words(loaded: tuple[dict[str, str], Path, OpenSearch]) -> None:
+    env, _, client = loaded
+    if not knn.installed(client):
+        return
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--by", "meaning", "--json", env=env)
+    assert code == 0, err
+    first = json.loads(out)["hits"][0]["id"]
+    index = _alter(client, env, "TX", first, {"law": TAMPERED})
+    for by in ("meaning", "hybrid"):
+        _refused(*lawindex("ask", "TX", HYDRANT, "--by", by, env=env), "TX", index, first)

@@ -11,6 +11,7 @@ one line naming the plugin (exit 8) while words still answer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,13 +22,16 @@ import pytest
 from indexer.errors import NoMeaning
 from indexer.node import knn
 from indexer.opensearch import lifecycle
+from indexer.opensearch import vectors as on_opensearch
 from indexer.opensearch.connection import Connection
 from indexer.opensearch.load import fingerprint, load, load_state, serving
-from indexer.opensearch.vectors import VECTOR_FIELD, for_cluster
+from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning as rank
+from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
-from indexer.retrieval.embedding import row_text
+from indexer.retrieval.embedding import cosines, row_text
+from indexer.retrieval.meaning import proven
 from indexer.service.engines import CheckedOpenSearchEngine, ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
@@ -115,6 +119,56 @@ def test_the_window_widens_and_stays_exact_on_a_generated_state(served: Served) 
             assert got.ids() == rank.answer(served.corpora["GU"], row_text(law), limit, "meaning").ids()
 
 
+def _full_rankings(corpus: Corpus, question: str) -> tuple[list[int], list[int]]:
+    """The two full exact rankings the reference engine fuses (row indexes, best first)."""
+    laws = corpus.laws
+    stats = reference.statistics(laws)
+    _, terms = reference.expand(question, stats)
+    words = [hit.order for hit in reference._hits(stats, laws, terms, len(laws))] if terms else []
+    return words, rank.meaning_order(cosines(rank.vectors(laws), rank.question_vector(question)))
+
+
+def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_the_corpus_size(
+    served: Served,
+) -> None:
+    """Hybrid on OpenSearch fuses windows (indexer.retrieval.meaning.proven): on questions whose first windows are
+    proven too narrow by the reference's own full rankings (held here, so the widening is exercised), and at
+    limits up to past the state's size (every row fused), its answers are the reference's."""
+    if not served.knn:
+        return
+    corpus = served.corpora["GU"]
+    laws = corpus.laws
+    mixed = [  # a row's own text with three words of a row far from it: the two ways pull apart
+        row_text(laws[i]) + " " + " ".join(row_text(laws[(i + len(laws) // 2) % len(laws)]).split()[:3])
+        for i in range(0, len(laws), len(laws) // 8)
+    ]
+    widened = 0
+    for question in [*mixed, *synthetic.generate_questions(laws, 12, 9)]:
+        words, meaning = _full_rankings(corpus, question)
+        first = HYBRID_WINDOW
+        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, 60) is None:
+            widened += 1
+        for limit in (1, 8, 50):
+            _same(served, "GU", question, limit, "hybrid")
+        for rrf_k in (1, 1000):
+            assert served.engine.ask("GU", question, 8, "hybrid", rrf_k).ids() == (
+                rank.answer(corpus, question, 8, "hybrid", rrf_k).ids()
+            ), (question, rrf_k)
+    assert widened >= 3  # the windows really had to widen
+    # Limits near and past the state's size (past the service's 100: OpenSearch's own answer, unchecked).
+    for question in mixed[:2]:
+        for limit in (len(laws) - 100, len(laws) - 1, len(laws), len(laws) + 1):
+            got = on_opensearch.answer(served.engine.engine, "GU", question, limit, "hybrid")
+            reference_answer = rank.answer(corpus, question, limit, "hybrid")
+            assert got.ids() == reference_answer.ids(), limit
+            assert got.reached == reference_answer.reached, limit
+            assert [hit.score for hit in got.hits] == [hit.score for hit in reference_answer.hits]
+    pa = served.corpora["PA"]
+    for question in _questions(pa)[:10]:
+        for limit in (len(pa.laws) - 1, len(pa.laws), 100):
+            _same(served, "PA", question, limit, "hybrid")
+
+
 def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(served: Served) -> None:
     client = served.connection.client()
     index = serving(client, "TX", served.connection.namespace)
@@ -189,3 +243,37 @@ def test_the_cli_says_what_is_missing_in_one_line_with_exit_8(opensearch_url: st
     assert lines[0].endswith("has no k-NN plugin (opensearch-knn), which --by meaning and --by hybrid need")
     code, out, _ = lawindex("ask", "TX", "fire hydrant", env=env)
     assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  ")
+
+
+def test_after_lawindex_load_corpora_a_page_only_meaning_reaches_is_reached_from_the_cli(
+    opensearch_url: str, served: Served
+) -> None:
+    """`lawindex load corpora/` into a namespace of its own, then a question whose one relevant row is an agency
+    page: WV's row saying the road skills test may be scheduled online, its id read from corpora/WV.jsonl by its
+    text. By meaning it comes first; by words it is never reached (a page has no ranked text), at any limit;
+    hybrid reaches it by its meaning rank alone. OpenSearch's answers are the reference engine's."""
+    rows = [json.loads(line) for line in (CORPORA / "WV.jsonl").read_text().splitlines() if line.strip()]
+    (page,) = [row for row in rows if "schedule the road skills test online" in row["law"]]
+    assert page["kind"] == "process"
+    question = "can i schedule my road test online"
+    with fresh_connection(opensearch_url) as connection:
+        env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": connection.namespace}
+        code, _out, err = lawindex("load", str(CORPORA), "--json", env=env)
+        assert code == 0, err
+        code, out, err = lawindex("ask", "WV", question, "--limit", "100", "--json", env=env)
+        assert code == 0 and page["id"] not in [hit["id"] for hit in json.loads(out)["hits"]], err
+        if not served.knn:
+            code, _out, err = lawindex("ask", "WV", question, "--by", "meaning", env=env)
+            assert code == NoMeaning.exit_code == 8, err
+            return
+        answers = {}
+        for by in ("meaning", "hybrid"):
+            code, out, err = lawindex("ask", "WV", question, "--by", by, "--json", env=env)
+            assert code == 0, err
+            answers[by] = json.loads(out)["hits"]
+            code, out, err = lawindex("ask", "WV", question, "--by", by, "--json", "--engine", "reference",
+                                      "--corpora", str(CORPORA))  # fmt: skip
+            assert code == 0 and json.loads(out)["hits"] == answers[by], (by, err)
+    assert answers["meaning"][0]["id"] == page["id"] and answers["meaning"][0]["ranks"] == {"meaning": 1}
+    (fused,) = [hit for hit in answers["hybrid"] if hit["id"] == page["id"]]
+    assert fused["ranks"] == {"meaning": 1}
