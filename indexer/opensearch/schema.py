@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 # Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
-SCHEMA = 3  # 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py)
+# 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py); 4: the vocabulary
+# in blocks per word length, stored fields beside the statistics (indexer/opensearch/stored_lexicon.py).
+SCHEMA = 4
 
 # The document that carries what the query side needs of the whole state (the spec's Index, less the
 # per-law parts, which ride on each law's own document). Law documents are `law:<id>`, so no law id
