@@ -94,7 +94,9 @@ for (const question of questions) {
 def run(command: list[str], env: dict[str, str], timeout: float = 900) -> tuple[float, int, str, str]:
     """(wall seconds, 0, stdout, stderr) of one child process; RuntimeError when it fails."""
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    # Run from the side's own tree: `python -c` puts the working directory first on sys.path.
+    cwd = env.get("PYTHONPATH") or None
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{command[-4:]} exited {done.returncode}: {done.stderr.strip()[-400:]}")
     return time.perf_counter() - started, 0, done.stdout, done.stderr
@@ -156,7 +158,7 @@ def warm_service(tree: Path, namespace: str, port: int, count: int) -> dict[str,
     """A `lawindex serve` of `tree`: ready, one known-word question, then `count` misspelt ones."""
     env = side_env(tree, namespace)
     process = subprocess.Popen(
-        [sys.executable, "-c", MAIN, "serve", "--port", str(port)], env=env,
+        [sys.executable, "-c", MAIN, "serve", "--port", str(port)], env=env, cwd=str(tree),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"

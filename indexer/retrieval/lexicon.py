@@ -48,7 +48,7 @@ class Block:
         words = np.frombuffer(raw, dtype=f"S{length}", count=count)
         places = np.frombuffer(raw, dtype=_PLACE, count=count, offset=count * length)
         df = np.frombuffer(raw, dtype=_PLACE, count=count, offset=count * (length + _PLACE.itemsize))
-        return cls(words, places, df)  # type: ignore[arg-type]  # frombuffer's dtype is not in its type
+        return cls(words, places, df)
 
 
 def digest(raw: bytes) -> str:
