@@ -18,6 +18,7 @@ candidate of its length at once (`find`), so a misspelt word's ~700 candidates c
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -63,7 +64,7 @@ class Lexicon:
     needed), so that a question reads only the lengths its words can reach.
     """
 
-    __slots__ = ("_blocks", "_fetch", "alphabet", "lengths", "longest", "size")
+    __slots__ = ("_blocks", "_fetch", "_fetching", "alphabet", "lengths", "longest", "size")
 
     def __init__(
         self,
@@ -76,6 +77,8 @@ class Lexicon:
     ) -> None:
         self._blocks: dict[int, Block] = dict(blocks)
         self._fetch = fetch
+        # One fetch at a time: questions that need the same block meanwhile wait for it, not fetch it again.
+        self._fetching = threading.Lock()
         self.size = size  # words in all
         self.alphabet = alphabet  # every character some word has, sorted: what one edit can type
         self.lengths = frozenset(self._blocks if lengths is None else lengths)  # lengths (bytes) some word has
@@ -133,13 +136,20 @@ class Lexicon:
             found = self._blocks[length]
         return found
 
+    def _missing(self, lengths: Iterable[int]) -> list[int]:
+        return sorted({length for length in lengths if length in self.lengths and length not in self._blocks})
+
     def _ensure(self, lengths: Iterable[int]) -> None:
-        missing = sorted({length for length in lengths if length in self.lengths and length not in self._blocks})
-        if missing:
-            if self._fetch is None:
-                raise KeyError(f"no block of {missing[0]} bytes and nothing to fetch it from")
-            fetched = self._fetch(missing)
-            self._blocks.update({length: fetched[length] for length in missing})
+        wanted = list(lengths)
+        if not self._missing(wanted):
+            return
+        with self._fetching:
+            missing = self._missing(wanted)  # what another question fetched meanwhile is not fetched again
+            if missing:
+                if self._fetch is None:
+                    raise KeyError(f"no block of {missing[0]} bytes and nothing to fetch it from")
+                fetched = self._fetch(missing)
+                self._blocks.update({length: fetched[length] for length in missing})
 
     def read_all(self) -> None:
         """Every block fetched (what `load` checks an index with, before it calls it unchanged)."""
