@@ -151,6 +151,10 @@ class Lexicon:
                 fetched = self._fetch(missing)
                 self._blocks.update({length: fetched[length] for length in missing})
 
+    def read(self, lengths: Iterable[int]) -> None:
+        """The blocks of `lengths` fetched now, in one request, where some word has that length."""
+        self._ensure(lengths)
+
     def read_all(self) -> None:
         """Every block fetched (what `load` checks an index with, before it calls it unchanged)."""
         self._ensure(self.lengths)

@@ -147,6 +147,9 @@ class Vocabulary:
         """The spec's `[...new Set(asked.flatMap(spelledAs))]`: the known words the asked words stand for,
         distinct, in the order the spec scores them (the first word's first, each one where it first
         came)."""
+        asked = list(asked)
+        if self._words is None:
+            self._read_ahead(asked)
         found: dict[str, None] = {}
         for word in asked:
             if word in self:
@@ -155,6 +158,23 @@ class Vocabulary:
                 for known in self._unknown(word):
                     found[known] = None  # a word already found keeps its place, as in a Set
         return list(found)
+
+    def _read_ahead(self, asked: list[str]) -> None:
+        """The stored blocks a question's words reach, read in two requests at most instead of one per length:
+        the lengths of the words themselves, then every length the unknown ones reach (their substrings and
+        one-edit neighbours), so that concurrent or first questions cost one statistics fetch and two reads."""
+        lexicon = self.lexicon
+        fresh = [word for word in asked if word not in self._known and word not in self._remembered]
+        lexicon.read({len(word.encode()) for word in fresh})
+        reached: set[int] = set()
+        for word in fresh:
+            size = len(word.encode())
+            if size < MIN_LOOKED_INTO or lexicon.get(word) is not None:
+                continue
+            reached.update(range(MIN_CONTAINED, size))
+            if size >= MIN_CORRECTED:
+                reached.update((size - 1, size, size + 1))
+        lexicon.read(reached)
 
     @staticmethod
     def _remember(kept: dict[str, T], word: str, value: T) -> None:
