@@ -12,7 +12,7 @@ million-word state). Turned around, it needs no index: every word the spec can f
   36 · (n + 1) for words of [a-z0-9]): exactly the words one insertion, deletion or substitution away,
   which is the spec's `oneEditApart` with `|known.length - word.length| <= 1`.
 
-About 75 · n candidates, looked up at once in the vocabulary's sorted blocks (indexer.lexicon), with
+About 75 · n candidates, looked up at once in the vocabulary's sorted blocks (indexer.retrieval.lexicon), with
 nothing built first: the index a deletion neighbourhood needed was 10 s to build for a million words.
 The words found are returned in vocabulary (insertion) order, each once, as the spec's loop yields them:
 the scorer sums terms in that order, and float addition is not associative.
