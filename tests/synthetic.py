@@ -302,3 +302,51 @@ def last_bit_corpora(state: str = "TX") -> list[LastBit]:
         "the same three term scores added in another order: the spec adds them in its `asked` order",
     ))  # fmt: skip
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# A state with a million-word vocabulary (issue 19): most of a very large vocabulary is words that one
+# law alone uses (names, places, codes, the misspellings of the source), a few words are in most laws.
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_WORD_CHARACTERS = _LETTERS * 12 + "0123456789"  # a digit about one character in 30
+
+
+def _rare_words(rng: random.Random, count: int) -> list[str]:
+    """`count` distinct made-up words of 3-16 letters (mostly 6-10, as a large English vocabulary's), none
+    a stopword and none that the plural rule would cut (a final "s" would be stripped)."""
+    made: dict[str, None] = {}
+    while len(made) < count:
+        wanted = count - len(made)
+        lengths = [max(3, min(16, round(rng.gauss(8.0, 2.2)))) for _ in range(wanted)]
+        characters = "".join(rng.choices(_WORD_CHARACTERS, k=sum(lengths)))
+        start = 0
+        for length in lengths:
+            word = characters[start : start + length]
+            start += length
+            if word.endswith("s"):
+                word = word[:-1] + "e"
+            if word not in STOP:
+                made[word] = None
+    return list(made)[:count]
+
+
+def generate_wide_corpus(state: str, n_laws: int, distinct_words: int, seed: int) -> list[Law]:
+    """`n_laws` laws for `state` whose vocabulary has about `distinct_words` words, the same for the same
+    arguments: generate_corpus's laws (Zipf-ranked road words, process rows, ties), each with its share of
+    rare words appended to its text, a few of them used again by a later law (df 2-5)."""
+    laws = generate_corpus(state, n_laws, seed)
+    rng = random.Random(f"lawindex/wide/{state}/{seed}")
+    ranked_places = [place for place, law in enumerate(laws) if ranked(law)]
+    rare = _rare_words(rng, distinct_words)
+    # Each law's share of the rare words: about the same for every law, give or take a quarter.
+    shares = list(itertools.accumulate(max(0.1, rng.gauss(1.0, 0.25)) for _ in ranked_places))
+    ends = [round(len(rare) * share / shares[-1]) for share in shares] if shares else []
+    taken = 0
+    for place, end in zip(ranked_places, ends, strict=True):
+        own = rare[taken:end]
+        again = [rare[rng.randrange(taken)] for _ in range(rng.randint(0, 3))] if taken else []
+        taken = end
+        law = laws[place]
+        laws[place] = law.model_copy(update={"law": f"{law.law} {' '.join(own + again)}"})
+    return laws

@@ -25,10 +25,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LawindexError, LoadFailed, LoadInterrupted
-from indexer.opensearch import integrity, lifecycle, mappings, plugin_path
+from indexer.opensearch import integrity, lifecycle, mappings, plugin_path, stored_lexicon
 from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
 from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, VECTOR_FIELD, law_id
 from indexer.retrieval.corpus import Corpus, Law
+from indexer.retrieval.lexicon import Lexicon
 from indexer.retrieval.words import ranked, ranked_text
 
 if TYPE_CHECKING:
@@ -97,32 +98,32 @@ def documents(
             vector_digests.append(integrity.vector_digest(source[VECTOR_FIELD]))
         digests.append(integrity.digest(source))
         yield {"_id": law_id(law.id), "_source": source}
-    yield {
-        "_id": STATISTICS_ID,
-        "_source": lifecycle.seal(
-            {
-                "kind": "statistics",
-                "state": corpus.state,
-                "statistics": {
-                    "size": stats.size,
-                    "average": stats.average,
-                    # Lucene's own N and total length for the field: a ranked law whose words are all
-                    # stopwords has no terms, so Lucene does not count it while the spec does. The query
-                    # side needs both to bound how far OpenSearch's scores can stray from the spec's.
-                    "doc_count": stats.doc_count,
-                    "total_length": stats.sum_total_term_freq,
-                    # A list, not an object: the vocabulary's order is the spec's Map order, which
-                    # decides the order expansion returns words in, and so the order scores are summed.
-                    "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
-                    "digests": integrity.pack(digests),
-                    **({} if embedded is None else {"vector_digests": integrity.pack(vector_digests)}),
-                },
+    summary, blocks = stored_lexicon.stored(Lexicon.of(stats.vocabulary))
+    sealed = lifecycle.seal(
+        {
+            "kind": "statistics",
+            "state": corpus.state,
+            "statistics": {
+                "size": stats.size,
+                "average": stats.average,
+                # Lucene's own N and total length for the field: a ranked law whose words are all
+                # stopwords has no terms, so Lucene does not count it while the spec does. The query
+                # side needs both to bound how far OpenSearch's scores can stray from the spec's.
+                "doc_count": stats.doc_count,
+                "total_length": stats.sum_total_term_freq,
+                # The vocabulary: a summary sealed here, its blocks (one per word length, each word
+                # with its place in the spec's Map order and its df) stored beside it, out of _source,
+                # each sealed by its digest in the summary (indexer/opensearch/stored_lexicon.py).
+                "words": summary,
+                "digests": integrity.pack(digests),
+                **({} if embedded is None else {"vector_digests": integrity.pack(vector_digests)}),
             },
-            namespace=namespace,
-            index=index,
-            fingerprint=fingerprint(corpus, meaning),
-        ),
-    }
+        },
+        namespace=namespace,
+        index=index,
+        fingerprint=fingerprint(corpus, meaning),
+    )
+    yield {"_id": STATISTICS_ID, "_source": {**sealed, stored_lexicon.FIELD: blocks}}
 
 
 def counts(laws: Sequence[Law]) -> tuple[int, int]:
@@ -222,7 +223,13 @@ def _intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str, mean
     source = found.get("_source")
     if lifecycle.seal_problem(source, index, corpus.state, namespace) is not None:
         return False
-    return lifecycle.sealed_fingerprint(source) == fingerprint(corpus, meaning)
+    if lifecycle.sealed_fingerprint(source) != fingerprint(corpus, meaning):
+        return False
+    # The vocabulary's blocks, sealed by their digests outside the statistics' JSON: every one read back.
+    return stored_lexicon.whole(
+        source["statistics"].get("words"),
+        lambda fields: client.get(index=index, id=STATISTICS_ID, stored_fields=fields, _source=False).get("fields", {}),
+    )
 
 
 def _written_since(client: OpenSearch, index: str, laws: int) -> bool:

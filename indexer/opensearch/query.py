@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
-from indexer.opensearch import integrity, lifecycle, limits, plugin_path
+from indexer.opensearch import integrity, lifecycle, limits, plugin_path, stored_lexicon
 from indexer.opensearch.connection import Connection, Searches, alias_of, server_version, talking
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.schema import (
@@ -69,27 +70,30 @@ class IndexStatistics:
     index: str
     size: int  # the spec's N: ranked laws
     average: float  # the spec's average length over ranked laws
-    vocabulary: dict[str, int]  # word → df, in the spec's Map order
+    vocabulary: Mapping[str, int]  # word → df, in the spec's Map order (looked up, never read whole)
     spelling: Vocabulary
     doc_count: int  # Lucene's N for the field: ranked laws with at least one word
     total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
     digests: bytes = field(repr=False)  # every law document's digest, in corpus order (indexer/opensearch/integrity.py)
     vector_digests: bytes | None = field(default=None, repr=False)  # every row's vector's, where it has vectors
-    # The first expansion of an unknown word builds the spelling index (indexer/retrieval/spelling.py), in full;
-    # questions that come meanwhile wait for that one build rather than each making its own: 16 first
-    # typos at once on a fresh service peaked 280 MB over ready, one 32 MB.
-    first_spelling: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    spelled: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @classmethod
-    def of(cls, index: str, body: dict[str, Any]) -> IndexStatistics:
-        vocabulary = {str(word): int(df) for word, df in body["vocabulary"]}
+    def of(
+        cls, index: str, body: dict[str, Any], fetch: Callable[[list[str]], Mapping[str, Any]] | None = None
+    ) -> IndexStatistics:
+        """The statistics of `body` (a statistics document's `statistics`); the vocabulary's blocks read on
+        first use by `fetch` (the stored fields of the statistics document: indexer.opensearch.stored_lexicon),
+        a block only when a question reaches a word of its length. Nothing is built: a million-word
+        vocabulary's blocks are read as they are stored."""
+        if fetch is None:
+            raise ValueError("the vocabulary is stored in blocks, and nothing is given to read them")
+        spelling = Vocabulary(stored_lexicon.read(body["words"], fetch))
         return cls(
             index=index,
             size=int(body["size"]),
             average=float(body["average"]),
-            vocabulary=vocabulary,
-            spelling=Vocabulary(vocabulary),
+            vocabulary=spelling.frequencies,
+            spelling=spelling,
             doc_count=int(body["doc_count"]),
             total_length=int(body["total_length"]),
             digests=integrity.unpacked(body["digests"]),
@@ -241,6 +245,11 @@ class OpenSearchEngine:
         if "digests" not in found["_source"]["statistics"]:
             problem = f"the statistics of {index} carry no law digests (loaded by a lawindex before it sealed laws)"
             raise self._refusal(state, index, problem)
+        if "words" not in found["_source"]["statistics"]:
+            problem = (
+                f"the statistics of {index} carry the vocabulary as one list (loaded by a lawindex before schema 4)"
+            )
+            raise self._refusal(state, index, problem)
         try:
             return self._remember(state, index, found["_source"]["statistics"])
         except (KeyError, TypeError, ValueError):
@@ -286,7 +295,7 @@ class OpenSearchEngine:
         with self._lock:
             known = self._statistics.get(index)
             if known is None:
-                known = self._statistics[index] = IndexStatistics.of(index, body)
+                known = self._statistics[index] = IndexStatistics.of(index, body, self._blocks_of(index))
             replaced = self._serving.get(state)
             self._serving[state] = index
             # The generation the alias left is deleted by the load that moved it: forget its statistics,
@@ -294,6 +303,33 @@ class OpenSearchEngine:
             if replaced is not None and replaced != index:
                 self._statistics.pop(replaced, None)
             return known
+
+    def _expand(self, state: str, asked: list[str], stats: IndexStatistics) -> list[str]:
+        """`_expand`, with a block of the vocabulary that does not match its sealed digest refused (the
+        state's statistics forgotten, so that a load that repairs it is read afresh)."""
+        try:
+            return _expand(asked, stats)
+        except stored_lexicon.AlteredBlock as altered:
+            with self._lock:
+                self._statistics.pop(stats.index, None)
+            raise self._refusal(
+                state, stats.index, f"the statistics of {stats.index} were altered: {altered}"
+            ) from None
+
+    def _blocks_of(self, index: str) -> Callable[[list[str]], Mapping[str, Any]]:
+        """What reads stored fields of `index`'s statistics document (its vocabulary's blocks)."""
+
+        def fetch(fields: list[str]) -> Mapping[str, Any]:
+            from opensearchpy import NotFoundError
+
+            try:
+                found = self.client.get(index=index, id=STATISTICS_ID, stored_fields=fields, _source=False)
+            except NotFoundError as error:  # the index was deleted by a reload since its statistics were read
+                raise _Moved(error) from None
+            fetched: Mapping[str, Any] = found.get("fields", {})
+            return fetched
+
+        return fetch
 
     def _unaltered(self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]], vectors: bool = False) -> None:
         """Refuse the state (DamagedIndex, naming the law) when a law document of `stats.index` among
@@ -322,7 +358,7 @@ class OpenSearchEngine:
             if answered is not None:
                 return answered
         for _ in range(2):
-            terms = _expand(asked, stats)
+            terms = self._expand(state, asked, stats)
             size = max(self.window, limit)
             sizes: list[int] = []
             while True:
@@ -362,7 +398,7 @@ class OpenSearchEngine:
         """The answer from the plugin's own query, re-scored exactly and proven (`_plugin_proven`); None
         when the window path must answer: no word to ask, the alias moved (the window path reads the new
         statistics), or the plugin's answer could not be proven (said on stderr; never expected)."""
-        terms = _expand(asked, stats)
+        terms = self._expand(state, asked, stats)
         if not terms:
             return None
         sizes: list[int] = []
@@ -624,16 +660,10 @@ def _no_index(state: str, namespace: str) -> NoIndex:
 
 
 def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
-    """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order; the first expansion
-    that needs the spelling index is made alone (IndexStatistics.first_spelling)."""
-    spelling = stats.spelling
-    # A word under 4 letters that the laws do not use stands for nothing (the spec's `word.length < 4`).
-    if stats.spelled.is_set() or all(word in spelling or len(word) < 4 for word in asked):
-        return spelling.terms(asked)
-    with stats.first_spelling:
-        terms = spelling.terms(asked)
-    stats.spelled.set()
-    return terms
+    """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order. Nothing is built for it
+    (indexer/retrieval/spelling.py): the blocks a word reaches are read, once, and checked against their
+    sealed digests; a block that does not match is stored_lexicon.AlteredBlock."""
+    return stats.spelling.terms(asked)
 
 
 def _law(source: dict[str, Any]) -> Law:

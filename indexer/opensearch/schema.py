@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 # Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
-# 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py); 4: and, in an
-# index with vectors, every row's vector digest (so an index of 3 with vectors is rebuilt, never served unsealed).
+# 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py); 4: in an index with
+# vectors, every row's vector digest too (an index of 3 with vectors is rebuilt, never served unsealed), and
+# the vocabulary in blocks per word length, stored fields beside the statistics (indexer/opensearch/stored_lexicon.py).
 SCHEMA = 4
 
 # The document that carries what the query side needs of the whole state (the spec's Index, less the

@@ -91,7 +91,7 @@ def build_statistics(laws: Sequence[Law]) -> Statistics:
         offsets=offsets.tolist(),
         post_laws=post_laws,
         post_scores=post_scores,
-        rank=spelling.rank,
+        rank=dict(zip(vocabulary, range(len(vocabulary)), strict=True)),
         dense=dense,
     )
 

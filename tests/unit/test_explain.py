@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from indexer.opensearch import stored_lexicon
 from indexer.opensearch.query import IndexStatistics
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer, Hit
 from indexer.retrieval.corpus import read_corpus
 from indexer.retrieval.explain import explain
+from indexer.retrieval.lexicon import Lexicon
 from tests import spec_port, synthetic
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -60,15 +62,18 @@ def test_contributions_sum_to_the_score_on_a_generated_corpus_with_index_statist
     # The statistics as the OpenSearch engine reads them from the index: the same figures, another type.
     laws = synthetic.generate_corpus("TX", 1500, 4)
     stats = reference.statistics(laws)
+    summary, blocks = stored_lexicon.stored(Lexicon.of(stats.vocabulary))
     body = {
         "size": stats.size,
         "average": stats.average,
-        "vocabulary": [[word, df] for word, df in stats.vocabulary.items()],
+        "words": summary,
         "doc_count": stats.doc_count,
         "total_length": stats.sum_total_term_freq,
         "digests": "",
     }
-    index_stats = IndexStatistics.of("lawindex-tx-1", body)
+    index_stats = IndexStatistics.of(
+        "lawindex-tx-1", body, lambda fields: {name: [blocks[name.split(".")[1]]] for name in fields}
+    )
     checked = 0
     for question in synthetic.generate_questions(laws, 300, 4):
         hits = reference.score(laws, question)

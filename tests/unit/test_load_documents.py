@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from indexer.opensearch import lifecycle, stored_lexicon
+from indexer.opensearch.connection import DEFAULT_NAMESPACE
 from indexer.opensearch.load import documents
 from indexer.opensearch.schema import STATISTICS_ID, law_id
 from indexer.retrieval.corpus import Corpus, Law
@@ -99,19 +104,34 @@ def test_the_statistics_document() -> None:
     # Lucene's N leaves out S03, which has no term at all.
     assert stats["doc_count"] == 2
     assert stats["total_length"] == 15
-    # In order of first appearance, as the spec's Map is; the process row's words are in none.
-    assert stats["vocabulary"] == [
-        ["park", 1],
-        ["15", 1],
-        ["feet", 1],
-        ["fire", 1],
-        ["hydrant", 1],
-        ["far", 1],
-        ["parking", 1],
-        ["buse", 1],
-        ["stop", 1],
-        ["bus", 1],
+    # In order of first appearance, as the spec's Map is; the process row's words are in none. Read back
+    # from the stored blocks (a field per length in bytes) as the query side reads them.
+    blocks = last["_source"][stored_lexicon.FIELD]
+    assert sorted(blocks) == ["2", "3", "4", "7"] == sorted(stats["words"]["blocks"])
+    lexicon = stored_lexicon.read(
+        stats["words"], lambda fields: {name: [blocks[name.split(".")[1]]] for name in fields}
+    )
+    assert lexicon.in_order() == [
+        ("park", 1),
+        ("15", 1),
+        ("feet", 1),
+        ("fire", 1),
+        ("hydrant", 1),
+        ("far", 1),
+        ("parking", 1),
+        ("buse", 1),
+        ("stop", 1),
+        ("bus", 1),
     ]
+    # The blocks are not in the seal's JSON: the statistics as OpenSearch returns them (the blocks left out
+    # of _source) are whole; a block altered is refused by its digest.
+    without = {key: value for key, value in last["_source"].items() if key != stored_lexicon.FIELD}
+    assert lifecycle.seal_problem(without, "", "MD", DEFAULT_NAMESPACE) is None
+    altered = dict(blocks, **{"4": base64.b64encode(b"fare" + base64.b64decode(blocks["4"])[4:]).decode()})
+    with pytest.raises(stored_lexicon.AlteredBlock, match="digest does not match"):
+        stored_lexicon.read(
+            stats["words"], lambda fields: {name: [altered[name.split(".")[1]]] for name in fields}
+        ).get("fire")
 
 
 def test_the_buses_law() -> None:
