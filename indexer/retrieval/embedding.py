@@ -77,6 +77,10 @@ class Embedder(Protocol):
         ...
 
 
+# A run of texts embedded at once holds at most this many tokens' places (8 bytes each: 32 MB).
+_CELLS = 1 << 22
+
+
 def row_text(law: Law) -> str:
     """The text a row is embedded from: its law, its question and its concept, for every row, process
     rows included (an agency page reaches the model by its meaning, never by its words)."""
@@ -157,27 +161,40 @@ class WordLlamaEmbedder:
         """One unit vector per text (see the module's docstring for its arithmetic)."""
         ids = self.tokens(texts)
         count = len(ids)
-        lengths = np.array([len(one) for one in ids], dtype=np.intp)
         if not count:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        # Longest first, so that the texts having a k-th token are the first ones (a slice, not a scatter);
-        # each token id clamped into the matrix, as the tokenizer's ids always are.
+        lengths = np.array([len(one) for one in ids], dtype=np.intp)
+        # Longest first, in runs of at most _CELLS tokens' places (a run's texts times its longest): the
+        # table of a run is dense, and one long law among 24,000 must not make a table of 24,000 times its
+        # length (7.66 GiB on a million-word state). A text's sum is the same whatever run it is in.
         by_length = np.argsort(-lengths, kind="stable")
-        longest = int(lengths.max())
+        pooled = np.empty((count, DIMENSION), dtype=np.float64)
+        start = 0
+        while start < count:
+            longest = max(1, int(lengths[by_length[start]]))
+            stop = min(count, start + max(1, _CELLS // longest))
+            run = by_length[start:stop]
+            pooled[run] = self._pooled([ids[text] for text in run.tolist()], lengths[run])
+            start = stop
+        return normalised(pooled)
+
+    def _pooled(self, ids: list[list[int]], lengths: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        """The mean of each text's token rows, in float64; `ids` longest first (`lengths` theirs)."""
+        count, longest = len(ids), int(lengths[0])
         table = np.zeros((count, longest), dtype=np.intp)
-        for place, text in enumerate(by_length.tolist()):
-            table[place, : lengths[text]] = ids[text]
+        for place, one in enumerate(ids):
+            table[place, : len(one)] = one
+        # Each token id clamped into the matrix, as the tokenizer's ids always are.
         np.clip(table, 0, self._matrix.shape[0] - 1, out=table)
-        having = np.searchsorted(-lengths[by_length], -np.arange(longest), side="left")  # texts with > k tokens
+        having = np.searchsorted(-lengths, -np.arange(longest), side="left")  # texts with > k tokens
         sums = np.zeros((count, DIMENSION), dtype=np.float64)
         # The sum of each text's rows, token by token in its order: the k-th token of every text at once
         # (float32 rows widened exactly to float64 by the addition), so the additions per text are the same
         # sequence whatever texts are embedded with it.
         for k in range(longest):
             sums[: having[k]] += self._matrix[table[: having[k], k]]
-        pooled = np.empty_like(sums)
-        pooled[by_length] = sums / np.maximum(lengths[by_length], 1).astype(np.float64)[:, None]
-        return normalised(pooled)
+        result: npt.NDArray[np.float64] = sums / np.maximum(lengths, 1).astype(np.float64)[:, None]
+        return result
 
 
 @cache

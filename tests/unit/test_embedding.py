@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
+from indexer.retrieval import embedding
 from indexer.retrieval.corpus import read_corpora
 from indexer.retrieval.embedding import default_embedder, row_text
 from tests import synthetic
@@ -40,3 +43,13 @@ def test_a_texts_vector_does_not_depend_on_its_batch() -> None:
         assert embedder.embed([text])[0].tobytes() == together[number].tobytes()
     assert embedder.embed([]).shape == (0, 256)
     assert not embedder.embed([""]).any()
+
+
+def test_runs_of_few_tokens_make_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Embedded in runs of at most N tokens' places (a dense table per run), not one table of every text
+    # times the longest: the bytes must not depend on where the runs are cut.
+    embedder = default_embedder()
+    texts = _texts()
+    for cells in (1, 500, 5000):
+        monkeypatch.setattr(embedding, "_CELLS", cells)
+        assert hashlib.sha256(embedder.embed(texts).tobytes()).hexdigest() == VECTORS, cells
