@@ -44,7 +44,7 @@ from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import WordLlamaEmbedder, default_embedder, row_text
-from indexer.service.engines import CheckedOpenSearchEngine
+from indexer.service.engines import ClusterEngine
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
@@ -123,7 +123,7 @@ def loading(url: str, corpus: Corpus, rounds: int) -> Connection:
 
 
 def asking(connection: Connection, corpus: Corpus, questions: Sequence[str], rounds: int) -> None:
-    engine = CheckedOpenSearchEngine(connection)
+    engine = ClusterEngine(connection)
     sides: dict[str, Callable[[str, str], object]] = {
         "opensearch": lambda question, by: engine.ask(corpus.state, question, 8, by),
         "in process": lambda question, by: rank.answer(corpus, question, 8, by),

@@ -198,14 +198,14 @@ def compare(
 
 def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]], count: int) -> None:
     """The engine's window search, in process: by opensearch-py's sync client in a thread pool (the service
-    before), by the light path (`indexer.opensearch.connection.Searches`) in a thread pool (the service now), and by
+    before), by the light path (`indexer.opensearch.connection.FastSearch`) in a thread pool (the service now), and by
     AsyncOpenSearch awaited on the loop."""
     from opensearchpy import AsyncOpenSearch
 
-    from indexer.opensearch.connection import Searches
+    from indexer.opensearch.connection import FastSearch
 
     sync_client = connection.client()
-    light = Searches(connection, sync_client)
+    light = FastSearch(connection, sync_client)
 
     async def run(clients: int, transport: str) -> tuple[float, float]:
         pool = ThreadPoolExecutor(max_workers=40)  # anyio's default, which FastAPI's `def` routes run in

@@ -4,7 +4,7 @@ Credentials come from OPENSEARCH_USER and OPENSEARCH_PASSWORD only, never from t
 never reach a message: URLs are shown without their user-info and the password is kept out of repr.
 
 Long: the client and everything said about a cluster's answers (errors translated, URLs redacted),
-plus the fast window search (`Searches`) that must stay byte-equal to opensearch-py's path beside it.
+plus the fast window search (`FastSearch`) that must stay byte-equal to opensearch-py's path beside it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from indexer.errors import (
     WriteBlocked,
 )
 from indexer.opensearch.reasons import _reason as _reason
-from indexer.opensearch.reasons import shown as shown
+from indexer.opensearch.reasons import redacted as redacted
 from indexer.retrieval.corpus import state_code
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class Connection:
             pool_maxsize=32,
         )
         if check:
-            with talking(self):
+            with errors_translated(self):
                 _VERSIONS[client] = check_root(self, client)
         return client
 
@@ -219,7 +219,7 @@ def check_root(connection: Connection, client: OpenSearch) -> str:
     pages of HTML on status before this was asked first."""
     from opensearchpy import exceptions as os_errors
 
-    url = shown(connection.url)
+    url = redacted(connection.url)
     hint = "point --url (or OPENSEARCH_URL) at an OpenSearch cluster's HTTP port (9200 by default)"
     try:
         info: object = client.info()
@@ -229,7 +229,7 @@ def check_root(connection: Connection, client: OpenSearch) -> str:
     except (os_errors.ConnectionError, os_errors.AuthenticationException, os_errors.AuthorizationException):
         raise
     except os_errors.TransportError as error:
-        # A proxy's 502, 503 or 504 is OpenSearch not answering behind it: said as such by `talking`.
+        # A proxy's 502, 503 or 504 is OpenSearch not answering behind it: said as such by `errors_translated`.
         if isinstance(error.status_code, int) and error.status_code >= 500:
             raise
         raise NotOpenSearch(
@@ -268,7 +268,7 @@ def check_urls(text: str) -> list[str]:
     """The URLs of a comma-separated list (one or more), each checked by `check_url`, all of one scheme;
     BadInput otherwise."""
     urls = [part.strip().rstrip("/") for part in text.split(",")]
-    listed = ",".join(shown(url) if "@" in url else url for url in urls)
+    listed = ",".join(redacted(url) if "@" in url else url for url in urls)
     for url in urls:
         if not url:
             raise BadInput(
@@ -290,13 +290,13 @@ def check_url(url: str) -> None:
     empty port as 9200, and talked to the wrong node), a query or a fragment, or a path that is not a
     plain prefix."""
     parts = urlsplit(url)
-    show = repr(shown(url))
+    show = repr(redacted(url))
     hint = "use a URL like http://127.0.0.1:9200"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadInput(f"not an OpenSearch URL: {show}", hint=hint)
     if parts.username is not None or parts.password is not None:
         raise BadInput(
-            f"the URL {shown(url)} carries credentials",
+            f"the URL {redacted(url)} carries credentials",
             hint="set OPENSEARCH_USER and OPENSEARCH_PASSWORD instead; they are never read from the command line",
         )
     host = parts.netloc.rsplit("@", 1)[-1]
@@ -341,13 +341,13 @@ def _setting(name: str, given: _N | None, variable: str, kind: type[_N], default
 
 
 @contextmanager
-def talking(connection: Connection) -> Iterator[None]:
+def errors_translated(connection: Connection) -> Iterator[None]:
     """Run requests to OpenSearch; its failures become Unreachable (exit 3) or ClusterRefused (exit 4)."""
     from opensearchpy import exceptions as os_errors
 
     from indexer.opensearch.failover import NoNodeAnswered
 
-    url = shown(connection.url)
+    url = redacted(connection.url)
     try:
         yield
     except NoNodeAnswered as error:
@@ -372,8 +372,8 @@ def talking(connection: Connection) -> Iterator[None]:
         tls = _speaks_tls(connection.urls)
         if tls is not None:
             raise Unreachable(
-                f"OpenSearch at {shown(tls)} closed a plain-HTTP request: the port looks like TLS (https)",
-                hint=f"use {shown('https' + tls[4:])} (with --ca-certs for its CA)",
+                f"OpenSearch at {redacted(tls)} closed a plain-HTTP request: the port looks like TLS (https)",
+                hint=f"use {redacted('https' + tls[4:])} (with --ca-certs for its CA)",
             ) from None
         raise Unreachable(f"OpenSearch did not answer at {url}: {_reason(error)}", hint=START_HINT) from None
     except os_errors.TransportError as error:
@@ -448,7 +448,7 @@ def _blocks(error: Exception) -> list[str]:
     return list(dict.fromkeys(_BLOCK.findall(text)))
 
 
-class Searches:
+class FastSearch:
     """`POST /<index>/_search`, the one request a question makes, on a lighter path than opensearch-py's.
 
     A question's window search cost the service 0.66 ms of CPU through opensearch-py and urllib3 (their
@@ -462,7 +462,7 @@ class Searches:
     Only the plain case is answered here: a 200 with a Content-Length and a JSON object. Anything else (an
     error status, a chunked or unexpected answer, a connection that fails twice, a body that is not JSON) is
     asked again through opensearch-py, so that every error is exactly its own, with its retries and its
-    messages (which `talking` turns into lawindex's); a search changes nothing, so asking twice is safe. A
+    messages (which `errors_translated` turns into lawindex's); a search changes nothing, so asking twice is safe. A
     timeout is said at once, as opensearch-py's ConnectionTimeout, not waited for twice. https goes through
     opensearch-py always: its TLS settings are the ones users give; so do several hosts (a cluster's URLs).
     """

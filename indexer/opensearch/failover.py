@@ -258,6 +258,6 @@ class FailoverTransport(Transport):
 
 
 def _host(connection: Any) -> str:
-    from indexer.opensearch.reasons import shown
+    from indexer.opensearch.reasons import redacted
 
-    return shown(str(getattr(connection, "host", "?")) + str(getattr(connection, "url_prefix", "") or ""))
+    return redacted(str(getattr(connection, "host", "?")) + str(getattr(connection, "url_prefix", "") or ""))

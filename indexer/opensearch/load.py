@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LawindexError, LoadFailed, LoadInterrupted
 from indexer.opensearch import integrity, lifecycle, mappings, plugin_path, stored_lexicon
-from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, index_prefix, talking
+from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, errors_translated, index_prefix
 from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, VECTOR_FIELD, law_id
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.lexicon import Lexicon
@@ -695,7 +695,7 @@ def load(
     stop = stop or lifecycle.Stop()
     failures: dict[str, dict[str, Any]] = {}
     finished: list[StateLoad] = []
-    with talking(connection):
+    with errors_translated(connection):
         from indexer.opensearch.vectors import for_cluster
 
         meaning = for_cluster(client)  # vectors too where every node has k-NN
@@ -762,7 +762,7 @@ def _loading(
     workers: int,
     finished: list[StateLoad],
 ) -> list[StateLoad]:
-    with talking(connection):
+    with errors_translated(connection):
         client.info()
         if not dry_run:
             lifecycle.ensure_locks_index(client, connection.namespace)
@@ -815,7 +815,7 @@ class StateStatus:
 def status(connection: Connection) -> list[StateStatus]:
     """Every state served under a lawindex alias, sorted by state."""
     client = connection.client()
-    with talking(connection):
+    with errors_translated(connection):
         namespace = connection.namespace
         found = client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True)
         served = re.compile(re.escape(namespace) + r"-([a-z]{2})")

@@ -33,7 +33,7 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
 from indexer.opensearch import integrity, lifecycle, limits, plugin_path, stored_lexicon
-from indexer.opensearch.connection import Connection, Searches, alias_of, server_version, talking
+from indexer.opensearch.connection import Connection, FastSearch, alias_of, errors_translated, server_version
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.schema import (
     FETCHED,
@@ -109,7 +109,7 @@ class OpenSearchEngine:
         self.window = window
         self.page = page  # rows a request of a family asks for
         self._client: OpenSearch | None = None
-        self._searches: Searches | None = None
+        self._fast_search: FastSearch | None = None
         # Statistics per concrete index, as the spec's WeakMap keys its Index by the laws array: a
         # reload makes a new index, so another generation never reads this one's counts.
         self._statistics: dict[str, IndexStatistics] = {}
@@ -136,17 +136,17 @@ class OpenSearchEngine:
         return self._client
 
     @property
-    def searches(self) -> Searches:
+    def fast_search(self) -> FastSearch:
         """The searches of a question's window (and a family's pages), on their lighter path."""
-        if self._searches is None:
-            self._searches = Searches(self.connection, self.client)
-        return self._searches
+        if self._fast_search is None:
+            self._fast_search = FastSearch(self.connection, self.client)
+        return self._fast_search
 
     def ask(self, state: str, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
         """The laws of `state` that best answer `question`, best first; exactly the reference's answer."""
         state = state_code(state)
         asked = words(question)
-        with talking(self.connection):
+        with errors_translated(self.connection):
             # A search that races a reload can meet the old index as it is deleted: ask again, once,
             # and the alias has moved by then. A second time is not a race: it is said, never raised as
             # _Moved (a --from batch goes on past it).
@@ -162,13 +162,13 @@ class OpenSearchEngine:
         """The statistics the last question about `state` was answered from (fetched only when there are
         none): what `--explain` reads, without a request a question."""
         state = state_code(state)
-        with talking(self.connection):
+        with errors_translated(self.connection):
             return self._cached(state)
 
     def statistics(self, state: str) -> IndexStatistics:
         """The statistics of the index now behind `state`'s alias (fetched once per concrete index)."""
         state = state_code(state)
-        with talking(self.connection):
+        with errors_translated(self.connection):
             return self._fresh_statistics(state)
 
     def verified(self, state: str) -> IndexStatistics:
@@ -178,7 +178,7 @@ class OpenSearchEngine:
         from opensearchpy import ConnectionError, TransportError
 
         state = state_code(state)
-        with talking(self.connection):
+        with errors_translated(self.connection):
             try:
                 found = self.client.get(
                     index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False
@@ -485,7 +485,7 @@ class OpenSearchEngine:
         from opensearchpy import NotFoundError, TransportError
 
         try:
-            result = self.searches.search(alias_of(state, self.connection.namespace), body)
+            result = self.fast_search.search(alias_of(state, self.connection.namespace), body)
         except NotFoundError as error:
             if self._serving.get(state) is not None:
                 self._serving.pop(state, None)
@@ -506,7 +506,7 @@ class OpenSearchEngine:
 
     def legacy(self) -> bool:
         """True where the cluster's BM25 multiplies by (k1+1) (OpenSearch 2.x); asked once."""
-        with talking(self.connection):
+        with errors_translated(self.connection):
             return self._is_legacy()
 
     def _is_legacy(self) -> bool:
@@ -524,7 +524,7 @@ class OpenSearchEngine:
             state
         )  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
-        with talking(self.connection):
+        with errors_translated(self.connection):
             for attempt in range(2):
                 try:
                     rows = self._every(state, query)
@@ -566,7 +566,7 @@ class OpenSearchEngine:
         stats = self.statistics(state)
         query = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
         vectors = stats.vector_digests
-        with talking(self.connection):
+        with errors_translated(self.connection):
             rows = self._every(state, query, () if vectors is None else (VECTOR_FIELD,))
         found = [str(row["_source"].get("id") or row["_id"]) for row in rows if row["_index"] == stats.index and
                  integrity.altered(str(row["_id"]), row["_source"], stats.digests, vectors)]  # fmt: skip
@@ -581,7 +581,7 @@ class OpenSearchEngine:
         )  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
         from opensearchpy import NotFoundError
 
-        with talking(self.connection):
+        with errors_translated(self.connection):
             try:
                 found = self.client.get(
                     index=alias_of(state, self.connection.namespace), id=law_id(law), _source_includes=list(FETCHED)
@@ -610,7 +610,7 @@ class _Moved(Exception):
         self.cause = cause
 
     def fail(self, state: str, namespace: str) -> NoReturn:
-        """It moved again on the second try: the failure that showed it (to `talking`, which says what
+        """It moved again on the second try: the failure that showed it (to `errors_translated`, which says what
         OpenSearch answered), or a ClusterRefused; never a _Moved, which would be a traceback."""
         if self.cause is not None:
             raise self.cause from None

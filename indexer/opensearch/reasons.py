@@ -8,7 +8,7 @@ import re
 from urllib.parse import urlsplit
 
 
-def shown(url: str) -> str:
+def redacted(url: str) -> str:
     """`url` as it may be shown to people: without user-info."""
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:

@@ -274,14 +274,14 @@ def answer(
     rrf_k: int = RRF_K,
 ) -> Answer:
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
-    from indexer.opensearch.connection import talking
+    from indexer.opensearch.connection import errors_translated
     from indexer.opensearch.query import _law
     from indexer.retrieval.meaning import question_vector
     from indexer.retrieval.words import words
 
     state = state_code(state)
     asked_vector = question_vector(question)
-    with talking(engine.connection):
+    with errors_translated(engine.connection):
         for attempt in range(2):
             stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
             try:

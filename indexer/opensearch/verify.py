@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from indexer.errors import BadInput
 from indexer.opensearch import lifecycle, plugin_path
-from indexer.opensearch.connection import alias_of, talking
+from indexer.opensearch.connection import alias_of, errors_translated
 from indexer.opensearch.schema import terms_query
 from indexer.retrieval import reference, scoring
 from indexer.retrieval.answers import RETRIEVED_LAWS
@@ -200,7 +200,7 @@ def read_questions(path: Path) -> list[str]:
 # The spec's arithmetic moved towards Lucene's, for the reasons native rankings differ
 
 
-class _Stages:
+class _TowardsLucene:
     """Rankings of a state's laws under the spec's formula with Lucene's statistics and lengths, in
     float64, over the postings of the reference's statistics."""
 
@@ -239,7 +239,7 @@ class _Stages:
 
 
 def _reason(
-    stages: _Stages, terms: Sequence[str], reference: tuple[int, ...], native: tuple[int, ...], faithful: bool
+    stages: _TowardsLucene, terms: Sequence[str], reference: tuple[int, ...], native: tuple[int, ...], faithful: bool
 ) -> str:
     limit = RETRIEVED_LAWS
     with_n = stages.top(terms, lucene_n=True, rounded=False, limit=limit)
@@ -287,14 +287,14 @@ def plugin_search(engine: OpenSearchEngine, state: str, question: str, size: int
 def on_plugin(engine: OpenSearchEngine, state: str) -> bool:
     """True when the index behind the state's alias was built for the lawindex plugin."""
     stats = engine.statistics(state)
-    with talking(engine.connection):
+    with errors_translated(engine.connection):
         return plugin_path.on_plugin(lifecycle.meta_of(engine.client, stats.index))
 
 
 def check_served(engine: OpenSearchEngine, corpus: Corpus) -> None:
     """BadInput unless the index behind the state's alias was loaded from this very corpus."""
     stats = engine.statistics(corpus.state)
-    with talking(engine.connection):
+    with errors_translated(engine.connection):
         mapping = engine.client.indices.get_mapping(index=stats.index)
     meta = mapping[stats.index]["mappings"].get("_meta", {}).get("lawindex", {})
     if meta.get("sha256") != corpus.sha256:
@@ -315,7 +315,7 @@ def verify_state(
     began = time.perf_counter()
     state = corpus.state
     stats = reference.statistics(corpus.laws)
-    stages = _Stages(stats)
+    stages = _TowardsLucene(stats)
     legacy = engine.legacy()
     report = StateReport(state)
     engine.statistics(state)  # a state with no index fails here, before any question
@@ -340,7 +340,7 @@ def verify_state(
         else:
             report.disagreements.append(Differing(question, want, got, "exact ask"))
 
-        with talking(engine.connection):
+        with errors_translated(engine.connection):
             hits = native_search(engine, state, truth.terms, RETRIEVED_LAWS)
         faithful = True
         # On the plugin path the term queries are scored by the plugin's similarity (the spec's statistics
@@ -369,7 +369,7 @@ def verify_state(
             )
             report.reasons[reason] += 1
         if plugin and report.plugin_same is not None:
-            with talking(engine.connection):
+            with errors_translated(engine.connection):
                 found = plugin_search(engine, state, question, RETRIEVED_LAWS)
             native = Ranking(
                 tuple(str(hit["_source"]["id"]) for hit in found), tuple(float(hit["_score"]) for hit in found)

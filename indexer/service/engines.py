@@ -15,6 +15,8 @@ from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer
 from indexer.retrieval.corpus import Corpus, Law, read_corpora, state_code
 
 if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
     from indexer.opensearch.connection import Connection
     from indexer.opensearch.query import OpenSearchEngine
     from indexer.retrieval.explain import Contribution
@@ -109,13 +111,18 @@ class ReferenceEngine:
         raise NotFound(f"{state_code(state)} has no law {law!r}")
 
 
-class CheckedOpenSearchEngine:
+class ClusterEngine:
     """indexer.opensearch.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
 
     def __init__(self, connection: Connection) -> None:
         from indexer.opensearch.query import OpenSearchEngine
 
         self.engine: OpenSearchEngine = OpenSearchEngine(connection)
+
+    @property
+    def client(self) -> OpenSearch:
+        """The opensearch-py client the engine asks through (for requests that are not questions)."""
+        return self.engine.client
 
     def ask(
         self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
@@ -156,5 +163,5 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
     if name == "opensearch":
         from indexer.opensearch.connection import Connection
 
-        return CheckedOpenSearchEngine(connection or Connection.from_env())
+        return ClusterEngine(connection or Connection.from_env())
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

@@ -1,10 +1,10 @@
 """`lawindex serve`: the retrieval service the TypeScript pipeline calls instead of its in-process bm25.
 
-An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.service.engines.CheckedOpenSearchEngine`: one
+An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.service.engines.ClusterEngine`: one
 engine per worker process, shared by every request, so each concrete index's statistics are fetched once
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
 synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the
-CLI and its tests use, and with its window search on the light path (`indexer.opensearch.connection.Searches`) the
+CLI and its tests use, and with its window search on the light path (`indexer.opensearch.connection.FastSearch`) the
 sync engine in a pool is the fastest transport measured. benchmarks/serve.py, in process, interleaved, q/s
 at 1, 8 and 32 clients on a shared 2-core machine: opensearch-py in a pool 406/660/674, AsyncOpenSearch
 429/740/824, the light path in a pool 644/1,024/1,056 (CPU a search at one client: 1.10, 0.91, 0.40 ms).
@@ -45,10 +45,10 @@ from indexer.errors import (
     TimedOut,
     Unreachable,
 )
-from indexer.opensearch.connection import Connection, talking
+from indexer.opensearch.connection import Connection, errors_translated
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K
 from indexer.retrieval.corpus import STATES, state_code
-from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, CheckedOpenSearchEngine, check_question
+from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, ClusterEngine, check_question
 from indexer.service.limits import PROTOCOL, InFlight, Limits, configure, open_files_for
 from indexer.service.output import (
     WAY_DESCRIPTION,
@@ -238,7 +238,7 @@ class FastAsk:
         from concurrent.futures import ThreadPoolExecutor
 
         self.app = app
-        self.engine: CheckedOpenSearchEngine = app.state.engine
+        self.engine: ClusterEngine = app.state.engine
         # Its own pool, handed work by the event loop directly: anyio's `to_thread.run_sync` (what FastAPI
         # uses) spent more of the loop's time per question, in its capacity limiter and cancel scopes, than
         # parsing the request did (py-spy). As many threads as anyio's default, so as many questions at once.
@@ -313,7 +313,7 @@ def _settle(future: asyncio.Future[tuple[int, bytes]], result: tuple[int, bytes]
 
 def create_app(connection: Connection) -> FastAPI:
     """The service over `connection`: one engine, shared by every request of this process."""
-    engine = CheckedOpenSearchEngine(connection)
+    engine = ClusterEngine(connection)
     app = FastAPI(
         title="lawindex",
         summary="A state's road laws that best answer a question, ranked exactly as the spec's bm25 ranks them.",
@@ -499,13 +499,11 @@ def create_app(connection: Connection) -> FastAPI:
     return app
 
 
-def _served_states(engine: CheckedOpenSearchEngine, connection: Connection) -> list[str]:
+def _served_states(engine: ClusterEngine, connection: Connection) -> list[str]:
     """The states served under this namespace's aliases (one request: cheap enough for a probe)."""
     namespace = connection.namespace
-    with talking(connection):
-        found = engine.engine.client.indices.get_alias(
-            index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True
-        )
+    with errors_translated(connection):
+        found = engine.client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True)
     served = re.compile(re.escape(namespace) + r"-([a-z]{2})")
     return sorted({alias for body in found.values() for alias in body.get("aliases", {}) if served.fullmatch(alias)})
 

@@ -32,7 +32,7 @@ from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines, row_text
 from indexer.retrieval.meaning import proven
-from indexer.service.engines import CheckedOpenSearchEngine, ReferenceEngine
+from indexer.service.engines import ClusterEngine, ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
 
@@ -45,7 +45,7 @@ GENERATED = 800  # laws: wide enough that a window of 16 is often not the whole 
 @dataclass(frozen=True)
 class Served:
     connection: Connection
-    engine: CheckedOpenSearchEngine
+    engine: ClusterEngine
     corpora: dict[str, Corpus]
     knn: bool
 
@@ -63,7 +63,7 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
                 "OpenSearch 3.6.0 without the k-NN plugin: `lawindex opensearch start` should have installed it"
             )
         load(connection, list(corpora.values()))
-        yield Served(connection, CheckedOpenSearchEngine(connection), corpora, has)
+        yield Served(connection, ClusterEngine(connection), corpora, has)
 
 
 def _questions(corpus: Corpus) -> list[str]:
@@ -209,7 +209,7 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
         first = load_state(client, corpus, namespace=namespace, meaning=meaning)
         again = load_state(client, corpus, namespace=namespace, meaning=meaning)
         assert (first.outcome, again.outcome, again.index) == ("indexed", "unchanged", first.index)
-        engine = CheckedOpenSearchEngine(connection)
+        engine = ClusterEngine(connection)
         if meaning is None:
             with pytest.raises(NoMeaning, match=r"has no k-NN plugin"):
                 engine.ask("VT", "snow tires", 8, "hybrid")

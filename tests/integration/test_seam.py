@@ -19,7 +19,7 @@ from indexer.opensearch.query import WINDOW
 from indexer.opensearch.schema import STATISTICS_ID
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
-from indexer.service.engines import CheckedOpenSearchEngine
+from indexer.service.engines import ClusterEngine
 from tests.integration.support import drop_namespace, unique_namespace
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -41,7 +41,7 @@ def test_each_hit_carries_its_counts_and_length_and_the_answer_its_window(
     loaded: tuple[Connection, Corpus],
 ) -> None:
     connection, corpus = loaded
-    engine = CheckedOpenSearchEngine(connection)
+    engine = ClusterEngine(connection)
     stats = reference.statistics(corpus.laws)
     order = {law.id: number for number, law in enumerate(corpus.laws)}
     for question in QUESTIONS:
@@ -59,7 +59,7 @@ def test_explaining_an_answer_asks_the_cluster_nothing_more(
     loaded: tuple[Connection, Corpus], opensearch: OpenSearch
 ) -> None:
     connection, _ = loaded
-    engine = CheckedOpenSearchEngine(connection)
+    engine = ClusterEngine(connection)
     answers = [engine.ask("MD", question) for question in QUESTIONS]
     # The statistics document gone: an explanation that fetched it again would fail.
     opensearch.delete(index=alias_of("MD", connection.namespace), id=STATISTICS_ID, refresh=True)

@@ -13,7 +13,7 @@ from indexer.opensearch.connection import Connection
 from indexer.service.engines import (
     MAX_LIMIT,
     MAX_QUESTION_CHARS,
-    CheckedOpenSearchEngine,
+    ClusterEngine,
     ReferenceEngine,
     check_question,
     engine,
@@ -44,7 +44,7 @@ def test_a_longer_question_or_a_limit_outside_1_to_100_is_refused() -> None:
 def test_an_engine_is_chosen_by_name() -> None:
     assert isinstance(engine("reference", corpora=CORPORA), ReferenceEngine)
     # Made without a request: nothing listens on the discard port, and nothing is asked yet.
-    assert isinstance(engine("opensearch", connection=Connection(url="http://127.0.0.1:9")), CheckedOpenSearchEngine)
+    assert isinstance(engine("opensearch", connection=Connection(url="http://127.0.0.1:9")), ClusterEngine)
     with pytest.raises(BadInput, match="unknown engine 'lucene'") as refused:
         engine("lucene")
     assert refused.value.hint == "use one of: reference, opensearch"

@@ -1,4 +1,4 @@
-"""indexer.opensearch.connection.Searches: a plain 200 is read on the light path; anything else is
+"""indexer.opensearch.connection.FastSearch: a plain 200 is read on the light path; anything else is
 opensearch-py's to answer."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from indexer.opensearch.connection import Connection, Searches
+from indexer.opensearch.connection import Connection, FastSearch
 
 BODY = b'{"hits": {"hits": [{"_id": "law:TX-S01", "_score": 1.5}]}}'
 PLAIN = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(BODY), BODY)
@@ -60,14 +60,14 @@ class Fallback:
 
 
 @pytest.fixture
-def searches() -> Iterator[tuple[Searches, Fallback, list[Node]]]:
+def searches() -> Iterator[tuple[FastSearch, Fallback, list[Node]]]:
     nodes: list[Node] = []
     fallback = Fallback()
 
-    def make(answers: list[bytes | None]) -> Searches:
+    def make(answers: list[bytes | None]) -> FastSearch:
         node = Node(answers)
         nodes.append(node)
-        return Searches(Connection(url=f"http://127.0.0.1:{node.port}", timeout=5), fallback)  # type: ignore[arg-type]
+        return FastSearch(Connection(url=f"http://127.0.0.1:{node.port}", timeout=5), fallback)  # type: ignore[arg-type]
 
     yield make, fallback, nodes  # type: ignore[misc]
 
@@ -100,7 +100,7 @@ def test_a_kept_alive_connection_the_node_closed_is_opened_again(searches: Any) 
 
 def test_https_is_opensearch_py_s(searches: Any) -> None:
     _, fallback, _ = searches
-    secured = Searches(Connection(url="https://127.0.0.1:1"), fallback)  # type: ignore[arg-type]
+    secured = FastSearch(Connection(url="https://127.0.0.1:1"), fallback)  # type: ignore[arg-type]
     assert secured.search("lawindex-tx", {}) == {"fallback": True}
 
 
@@ -108,9 +108,9 @@ def test_several_hosts_or_a_preference_are_opensearch_py_s(searches: Any) -> Non
     make, fallback, nodes = searches
     node = make([PLAIN])  # a live node that would answer the light path
     url = f"http://127.0.0.1:{nodes[0].port}"
-    cluster = Searches(Connection(url=f"{url},{url}"), fallback)  # type: ignore[arg-type]
+    cluster = FastSearch(Connection(url=f"{url},{url}"), fallback)  # type: ignore[arg-type]
     assert cluster.search("lawindex-tx", {}) == {"fallback": True}
-    replica = Searches(Connection(url=url, preference="_replica"), fallback)  # type: ignore[arg-type]
+    replica = FastSearch(Connection(url=url, preference="_replica"), fallback)  # type: ignore[arg-type]
     assert replica.search("lawindex-tx", {}) == {"fallback": True}
     assert fallback.asked == 2 and nodes[0].requests == []
     assert node.search("lawindex-tx", {})["hits"]["hits"][0]["_id"] == "law:TX-S01"
@@ -135,7 +135,7 @@ def test_an_answer_that_drips_is_a_timeout_within_the_timeout_not_a_timeout_per_
                     return
 
     threading.Thread(target=drip, daemon=True).start()
-    light = Searches(Connection(url=f"http://127.0.0.1:{server.getsockname()[1]}", timeout=1.0), Fallback())  # type: ignore[arg-type]
+    light = FastSearch(Connection(url=f"http://127.0.0.1:{server.getsockname()[1]}", timeout=1.0), Fallback())  # type: ignore[arg-type]
     try:
         with pytest.raises(ConnectionTimeout):
             light.search("lawindex-tx", {})  # PLAIN whole would take 9 s at that pace
