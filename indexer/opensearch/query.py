@@ -16,22 +16,21 @@ limits themselves, and the pages a window wider than the result window is read i
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
 
-Long: the exact windowed ask, its statistics cache and the proof that the window holds the spec's
-answer (its arithmetic apart, in `indexer.retrieval.bound`); the cache is to move apart, issue 18.
+Long: the exact windowed ask, the plugin's path, `family` and `get`, and the proof that the window holds
+the spec's answer (its arithmetic apart, in `indexer.retrieval.bound`; the statistics apart, in
+`indexer.opensearch.statistics`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotFound, NotOurs
+from indexer.errors import ClusterRefused, NotFound
 from indexer.opensearch import integrity, lifecycle, limits, plugin_path, stored_lexicon
 from indexer.opensearch.connection import Connection, FastSearch, alias_of, errors_translated, server_version
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
@@ -44,11 +43,11 @@ from indexer.opensearch.schema import (
     law_id,
     terms_query,
 )
+from indexer.opensearch.statistics import IndexStatistics, Moved, StatisticsCache, no_index
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.retrieval.bound import grouped_bound, proven
 from indexer.retrieval.corpus import Law, state_code
 from indexer.retrieval.scoring import exact_term_score
-from indexer.retrieval.spelling import Vocabulary
 from indexer.retrieval.words import words
 
 if TYPE_CHECKING:
@@ -63,44 +62,6 @@ WINDOW = 16
 WIDEN = 4
 
 
-@dataclass(frozen=True)
-class IndexStatistics:
-    """What the query side needs of one concrete index (the spec's `Index`, less the per-law parts)."""
-
-    index: str
-    size: int  # the spec's N: ranked laws
-    average: float  # the spec's average length over ranked laws
-    vocabulary: Mapping[str, int]  # word → df, in the spec's Map order (looked up, never read whole)
-    spelling: Vocabulary
-    doc_count: int  # Lucene's N for the field: ranked laws with at least one word
-    total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
-    digests: bytes = field(repr=False)  # every law document's digest, in corpus order (indexer/opensearch/integrity.py)
-    vector_digests: bytes | None = field(default=None, repr=False)  # every row's vector's, where it has vectors
-
-    @classmethod
-    def of(
-        cls, index: str, body: dict[str, Any], fetch: Callable[[list[str]], Mapping[str, Any]] | None = None
-    ) -> IndexStatistics:
-        """The statistics of `body` (a statistics document's `statistics`); the vocabulary's blocks read on
-        first use by `fetch` (the stored fields of the statistics document: indexer.opensearch.stored_lexicon),
-        a block only when a question reaches a word of its length. Nothing is built: a million-word
-        vocabulary's blocks are read as they are stored."""
-        if fetch is None:
-            raise ValueError("the vocabulary is stored in blocks, and nothing is given to read them")
-        spelling = Vocabulary(stored_lexicon.read(body["words"], fetch))
-        return cls(
-            index=index,
-            size=int(body["size"]),
-            average=float(body["average"]),
-            vocabulary=spelling.frequencies,
-            spelling=spelling,
-            doc_count=int(body["doc_count"]),
-            total_length=int(body["total_length"]),
-            digests=integrity.unpacked(body["digests"]),
-            vector_digests=integrity.unpacked(body["vector_digests"]) if "vector_digests" in body else None,
-        )
-
-
 class OpenSearchEngine:
     """Answers questions from the laws loaded into OpenSearch, ranked exactly as the spec ranks them."""
 
@@ -110,18 +71,10 @@ class OpenSearchEngine:
         self.page = page  # rows a request of a family asks for
         self._client: OpenSearch | None = None
         self._fast_search: FastSearch | None = None
-        # Statistics per concrete index, as the spec's WeakMap keys its Index by the laws array: a
-        # reload makes a new index, so another generation never reads this one's counts.
-        self._statistics: dict[str, IndexStatistics] = {}
-        # The concrete index each state's alias pointed to when last seen.
-        self._serving: dict[str, str] = {}
+        # The verified statistics of each concrete index (indexer.opensearch.statistics).
+        self.statistics_cache = StatisticsCache(connection, lambda: self.client)
         self._legacy: bool | None = None
         self._lock = threading.Lock()
-        # The statistics fetch under way per state: every request that needs them meanwhile waits for it
-        # (one fetch, one parse, one spelling index) instead of making its own. On a fresh service, 16
-        # first questions at once on a 20,000-law state fetched 16 times and peaked 280 MB over ready,
-        # against 32 MB for one (benchmarks/first_questions.py).
-        self._fetching: dict[str, Future[IndexStatistics]] = {}
         # OpenSearch's limits as its refusals told them (indexer.opensearch.limits): the most term clauses a
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
@@ -149,11 +102,11 @@ class OpenSearchEngine:
         with errors_translated(self.connection):
             # A search that races a reload can meet the old index as it is deleted: ask again, once,
             # and the alias has moved by then. A second time is not a race: it is said, never raised as
-            # _Moved (a --from batch goes on past it).
+            # Moved (a --from batch goes on past it).
             for attempt in range(2):
                 try:
                     return self._ask(state, question, asked, limit)
-                except _Moved as moved:
+                except Moved as moved:
                     if attempt:
                         moved.fail(state, self.connection.namespace)
         raise AssertionError("unreachable")
@@ -163,13 +116,13 @@ class OpenSearchEngine:
         none): what `--explain` reads, without a request a question."""
         state = state_code(state)
         with errors_translated(self.connection):
-            return self._cached(state)
+            return self.statistics_cache.cached(state)
 
     def statistics(self, state: str) -> IndexStatistics:
         """The statistics of the index now behind `state`'s alias (fetched once per concrete index)."""
         state = state_code(state)
         with errors_translated(self.connection):
-            return self._fresh_statistics(state)
+            return self.statistics_cache.fresh(state)
 
     def verified(self, state: str) -> IndexStatistics:
         """The statistics of the index behind `state`'s alias now, verified once per concrete index: what
@@ -183,126 +136,14 @@ class OpenSearchEngine:
                 found = self.client.get(
                     index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False
                 )
-                known = self._statistics.get(str(found["_index"]))
+                known = self.statistics_cache.known(str(found["_index"]))
                 if known is not None:
                     return known
             except ConnectionError:
                 raise
             except TransportError:
                 pass  # missing, closed, several indices: the full read below says which
-            return self._fresh_statistics(state)
-
-    def _fresh_statistics(self, state: str, cached: bool = False) -> IndexStatistics:
-        """The statistics behind `state`'s alias, read whole and verified (`_fetch_statistics`); a request
-        that comes while they are being read for another waits for that read and shares what it gives
-        (its statistics, or its refusal). `cached`: those already kept will do (a read that ended
-        between the caller's look at the cache and now is not made again)."""
-        with self._lock:
-            index = self._serving.get(state)
-            if cached and index is not None and index in self._statistics:
-                return self._statistics[index]
-            under_way = self._fetching.get(state)
-            if under_way is None:
-                mine: Future[IndexStatistics] = Future()
-                self._fetching[state] = mine
-        if under_way is not None:
-            return under_way.result()
-        try:
-            fetched = self._fetch_statistics(state)
-        except BaseException as error:
-            mine.set_exception(error)
-            raise
-        else:
-            mine.set_result(fetched)
-            return fetched
-        finally:
-            with self._lock:
-                del self._fetching[state]
-
-    def _fetch_statistics(self, state: str) -> IndexStatistics:
-        """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
-        open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
-        than served, since altered statistics would alter every score without a word."""
-        from opensearchpy import NotFoundError, TransportError
-
-        alias = alias_of(state, self.connection.namespace)
-        try:
-            found = self.client.get(index=alias, id=STATISTICS_ID)
-        except NotFoundError as error:
-            info = error.info if isinstance(error.info, dict) else {}
-            if info.get("found") is False and info.get("_index"):  # the index is there, its statistics are not
-                index = str(info["_index"])
-                raise self._refusal(state, index, f"the statistics document of {index} is missing") from None
-            raise _no_index(state, self.connection.namespace) from None
-        except TransportError as error:
-            if error.status_code == 400:
-                raise self._refusal_of(state, error) from None
-            raise
-        index = str(found["_index"])
-        problem = lifecycle.seal_problem(found.get("_source"), index, state, self.connection.namespace)
-        if problem is not None:
-            raise self._refusal(state, index, problem)
-        if "digests" not in found["_source"]["statistics"]:
-            problem = f"the statistics of {index} carry no law digests (loaded by a lawindex before it sealed laws)"
-            raise self._refusal(state, index, problem)
-        if "words" not in found["_source"]["statistics"]:
-            problem = (
-                f"the statistics of {index} carry the vocabulary as one list (loaded by a lawindex before schema 4)"
-            )
-            raise self._refusal(state, index, problem)
-        try:
-            return self._remember(state, index, found["_source"]["statistics"])
-        except (KeyError, TypeError, ValueError):
-            raise self._refusal(state, index, f"the statistics of {index} are malformed") from None
-
-    def _refusal_of(self, state: str, error: Exception) -> ClusterRefused:
-        """Why a single-document read through the alias was refused (400): the alias points at several
-        indices, or at a closed one."""
-        from opensearchpy import AuthorizationException
-
-        namespace = self.connection.namespace
-        alias = alias_of(state, namespace)
-        try:
-            names = sorted(self.client.indices.get_alias(name=alias))
-        except AuthorizationException:  # a user allowed only the namespace's indices (indexer/node/security.py)
-            names = sorted(self.client.indices.get_alias(index=f"{namespace}-*", name=alias))
-        if len(names) > 1:
-            return self._refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
-        index = names[0] if names else alias
-        if "index_closed" in str(getattr(error, "error", "")) + str(getattr(error, "info", "")):
-            return self._refusal(state, index, f"the index {index} behind {alias} is closed")
-        return self._refusal(state, index, f"{index} refused to give its statistics ({getattr(error, 'error', '')})")
-
-    def _refusal(self, state: str, indices: str | list[str], problem: str) -> ClusterRefused:
-        """NotOurs when an index behind the alias is not lawindex's own of this state, else DamagedIndex."""
-        namespace = self.connection.namespace
-        alias = alias_of(state, namespace)
-        for index in [indices] if isinstance(indices, str) else indices:
-            foreign = lifecycle.not_ours(lifecycle.meta_of(self.client, index), index, state, namespace)
-            if foreign is not None:
-                return NotOurs(
-                    f"{state} is not served: the alias {alias} points at {index}, which lawindex did not make for "
-                    f"{state} ({foreign})",
-                    hint=lifecycle.foreign_hint(alias),
-                )
-        return DamagedIndex(
-            f"{state} is not served: {problem}",
-            hint=f"`lawindex load DIR --state {state}` rebuilds it"
-            + ("" if isinstance(indices, str) else " and moves the alias off them all"),
-        )
-
-    def _remember(self, state: str, index: str, body: dict[str, Any]) -> IndexStatistics:
-        with self._lock:
-            known = self._statistics.get(index)
-            if known is None:
-                known = self._statistics[index] = IndexStatistics.of(index, body, self._blocks_of(index))
-            replaced = self._serving.get(state)
-            self._serving[state] = index
-            # The generation the alias left is deleted by the load that moved it: forget its statistics,
-            # or a process that lives through many reloads keeps every vocabulary it ever read.
-            if replaced is not None and replaced != index:
-                self._statistics.pop(replaced, None)
-            return known
+            return self.statistics_cache.fresh(state)
 
     def _expand(self, state: str, asked: list[str], stats: IndexStatistics) -> list[str]:
         """`_expand`, with a block of the vocabulary that does not match its sealed digest refused (the
@@ -310,26 +151,10 @@ class OpenSearchEngine:
         try:
             return _expand(asked, stats)
         except stored_lexicon.AlteredBlock as altered:
-            with self._lock:
-                self._statistics.pop(stats.index, None)
-            raise self._refusal(
+            self.statistics_cache.forget(stats.index)
+            raise self.statistics_cache.refusal(
                 state, stats.index, f"the statistics of {stats.index} were altered: {altered}"
             ) from None
-
-    def _blocks_of(self, index: str) -> Callable[[list[str]], Mapping[str, Any]]:
-        """What reads stored fields of `index`'s statistics document (its vocabulary's blocks)."""
-
-        def fetch(fields: list[str]) -> Mapping[str, Any]:
-            from opensearchpy import NotFoundError
-
-            try:
-                found = self.client.get(index=index, id=STATISTICS_ID, stored_fields=fields, _source=False)
-            except NotFoundError as error:  # the index was deleted by a reload since its statistics were read
-                raise _Moved(error) from None
-            fetched: Mapping[str, Any] = found.get("fields", {})
-            return fetched
-
-        return fetch
 
     def _unaltered(self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]], vectors: bool = False) -> None:
         """Refuse the state (DamagedIndex, naming the law) when a law document of `stats.index` among
@@ -338,21 +163,15 @@ class OpenSearchEngine:
         sealed = None
         if vectors:
             if stats.vector_digests is None:
-                raise self._refusal(state, stats.index, integrity.unsealed_vectors_problem(stats.index))
+                raise self.statistics_cache.refusal(state, stats.index, integrity.unsealed_vectors_problem(stats.index))
             sealed = stats.vector_digests
         for hit in hits:
             if integrity.altered(str(hit["_id"]), hit["_source"], stats.digests, sealed):
                 law = hit["_source"].get("id") or hit["_id"]
-                raise self._refusal(state, stats.index, integrity.altered_problem(stats.index, law))
-
-    def _cached(self, state: str) -> IndexStatistics:
-        index = self._serving.get(state)
-        if index is not None and index in self._statistics:
-            return self._statistics[index]
-        return self._fresh_statistics(state, cached=True)
+                raise self.statistics_cache.refusal(state, stats.index, integrity.altered_problem(stats.index, law))
 
     def _ask(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
-        stats = self._cached(state)
+        stats = self.statistics_cache.cached(state)
         if self._plugin_index(stats.index):
             answered = self._ask_plugin(state, question, asked, limit, stats)
             if answered is not None:
@@ -378,8 +197,8 @@ class OpenSearchEngine:
                     hits = [_hit(scored, terms) for scored in ranked_hits[:limit]]
                     return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
                 size *= WIDEN
-            stats = self._fresh_statistics(state)
-        raise _Moved
+            stats = self.statistics_cache.fresh(state)
+        raise Moved
 
     def _plugin_index(self, index: str) -> bool:
         """True when `index` was built for the lawindex plugin (its `_meta`, read once per concrete index)."""
@@ -387,7 +206,7 @@ class OpenSearchEngine:
         if known is None:
             known = plugin_path.on_plugin(lifecycle.meta_of(self.client, index))
             with self._lock:
-                if len(self._on_plugin) > 4 * len(self._statistics) + 64:  # generations long deleted
+                if len(self._on_plugin) > 4 * len(self.statistics_cache.kept()) + 64:  # generations long deleted
                     self._on_plugin.clear()
                 self._on_plugin[index] = known
         return known
@@ -468,10 +287,9 @@ class OpenSearchEngine:
         try:
             found = self.client.get(index=alias_of(state, self.connection.namespace), id=STATISTICS_ID, _source=False)
         except NotFoundError:
-            if self._serving.get(state) is not None:
-                self._serving.pop(state, None)
-                raise _Moved from None
-            raise _no_index(state, self.connection.namespace) from None
+            if self.statistics_cache.left(state):
+                raise Moved from None
+            raise no_index(state, self.connection.namespace) from None
         return str(found["_index"])
 
     def _search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
@@ -487,19 +305,17 @@ class OpenSearchEngine:
         try:
             result = self.fast_search.search(alias_of(state, self.connection.namespace), body)
         except NotFoundError as error:
-            if self._serving.get(state) is not None:
-                self._serving.pop(state, None)
-                raise _Moved(error) from None
-            raise _no_index(state, self.connection.namespace) from None
+            if self.statistics_cache.left(state):
+                raise Moved(error) from None
+            raise no_index(state, self.connection.namespace) from None
         except TransportError as error:
             # One of OpenSearch's limits: learnt from, and asked again within it (indexer.opensearch.limits).
             refused = limits.limit_refused(error, clauses, int(body.get("size", 0)))
             if refused is not None:
                 raise refused from None
             # A search that reached an index as a reload deleted it fails on its shards.
-            if error.status_code in (400, 404, 503) and self._serving.get(state) is not None:
-                self._serving.pop(state, None)
-                raise _Moved(error) from None
+            if error.status_code in (400, 404, 503) and self.statistics_cache.left(state):
+                raise Moved(error) from None
             raise
         hits: list[dict[str, Any]] = result["hits"]["hits"]
         return hits
@@ -528,7 +344,7 @@ class OpenSearchEngine:
             for attempt in range(2):
                 try:
                     rows = self._every(state, query)
-                except _Moved as moved:
+                except Moved as moved:
                     if attempt:
                         moved.fail(state, self.connection.namespace)
                     continue
@@ -589,9 +405,9 @@ class OpenSearchEngine:
             except NotFoundError as error:
                 if isinstance(error.info, dict) and error.info.get("found") is False:
                     raise NotFound(f"{state} has no law {law!r}") from None
-                raise _no_index(state, self.connection.namespace) from None
+                raise no_index(state, self.connection.namespace) from None
             if str(found["_index"]) != stats.index:  # a reload since: the new index's statistics
-                stats = self._fresh_statistics(state)
+                stats = self.statistics_cache.fresh(state)
             if str(found["_index"]) == stats.index:
                 self._unaltered(state, stats, [found])
             else:
@@ -600,24 +416,6 @@ class OpenSearchEngine:
                     hint="ask again",
                 )
         return _law(found["_source"])
-
-
-class _Moved(Exception):
-    """The alias moved while a question was being answered (`cause`: the failure that showed it)."""
-
-    def __init__(self, cause: Exception | None = None) -> None:
-        super().__init__()
-        self.cause = cause
-
-    def fail(self, state: str, namespace: str) -> NoReturn:
-        """It moved again on the second try: the failure that showed it (to `errors_translated`, which says what
-        OpenSearch answered), or a ClusterRefused; never a _Moved, which would be a traceback."""
-        if self.cause is not None:
-            raise self.cause from None
-        raise ClusterRefused(
-            f"the index behind {alias_of(state, namespace)} changed twice while the question was answered",
-            hint="ask again; a load of the state was swapping its index",
-        ) from None
 
 
 _log = logging.getLogger("lawindex.query")
@@ -650,13 +448,6 @@ def _plugin_proven(ranked_hits: list[_Scored], hits: list[dict[str, Any]], limit
         return False
     lowest = np.float32(min(float(hit["_score"]) for hit in hits))
     return ranked_hits[limit - 1].score > float(np.nextafter(lowest, np.float32(np.inf)))
-
-
-def _no_index(state: str, namespace: str) -> NoIndex:
-    return NoIndex(
-        f"no index for {state}: nothing is loaded under {alias_of(state, namespace)}",
-        hint=f"load it with `lawindex load corpora --state {state}`",
-    )
 
 
 def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:

@@ -51,7 +51,8 @@ from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, ide
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.query import IndexStatistics, OpenSearchEngine
+    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.opensearch.statistics import IndexStatistics
 
 WINDOW = 16
 WIDEN = 4

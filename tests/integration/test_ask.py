@@ -186,7 +186,7 @@ def test_an_alias_moved_between_two_asks_gives_the_new_corpus_answers(opensearch
         # A word only the new vocabulary has is expanded against it.
         assert engine.ask("MD", "standpipes").ids()[0] == "MD-S99"
         # And the old generation's statistics are let go: one vocabulary per state, however many reloads.
-        assert list(engine._statistics) == [engine.statistics("MD").index]
+        assert engine.statistics_cache.kept() == [engine.statistics("MD").index]
 
 
 # Texas-size.

@@ -5,7 +5,7 @@
   `cluster_block_exception` is not one); a load it stops exits 5, writes nothing, and the alias still
   serves what it served before. A block on reads makes `ask` exit 4 naming the block.
 - Whatever happens to the index behind a state while an engine lives, what reaches the caller is a
-  LawindexError with a message (an `indexer.opensearch.query._Moved` once escaped as a traceback).
+  LawindexError with a message (an `indexer.opensearch.statistics.Moved` once escaped as a traceback).
 
 Blocks are cluster-wide: each test lifts its own in `finally`, whatever happened.
 """

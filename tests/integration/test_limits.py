@@ -188,7 +188,7 @@ def test_a_family_longer_than_a_page_is_returned_whole(
 
 def test_a_batch_past_the_clause_limit_answers_every_question(connection: Connection, tmp_path: Path) -> None:
     """The command, as a user runs it: a `--from` batch of questions past the limit (they ended the batch
-    with an `indexer.opensearch.query._Moved` traceback) prints exactly what the reference engine prints."""
+    with an `indexer.opensearch.statistics.Moved` traceback) prints exactly what the reference engine prints."""
     laws, vocabulary = made_up_laws("SC", 200, 5)
     corpus = corpus_of("SC", laws)
     load(connection, [corpus])

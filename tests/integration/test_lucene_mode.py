@@ -20,7 +20,8 @@ from opensearchpy import OpenSearch
 
 from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.load import load
-from indexer.opensearch.query import IndexStatistics, OpenSearchEngine
+from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.statistics import IndexStatistics
 from indexer.retrieval import fdlibm, reference, scoring
 from indexer.retrieval.bound import FLOAT32_SLACK, outside_bound
 from indexer.retrieval.corpus import Corpus, Law, read_corpora

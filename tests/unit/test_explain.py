@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from indexer.opensearch import stored_lexicon
-from indexer.opensearch.query import IndexStatistics
+from indexer.opensearch.statistics import IndexStatistics
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer, Hit
 from indexer.retrieval.corpus import read_corpus
