@@ -31,7 +31,8 @@ from opensearchpy.helpers import bulk
 
 from indexer.opensearch import mappings
 from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import WORKERS, documents, load
+from indexer.opensearch.index_body import documents
+from indexer.opensearch.load import WORKERS, load
 from indexer.retrieval.corpus import Corpus
 from indexer.retrieval.statistics import count
 from tests import synthetic

@@ -38,7 +38,7 @@ from pathlib import Path
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
 from indexer.opensearch import lifecycle, vectors
 from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load_state
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.opensearch.vectors import Meaning
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
@@ -98,7 +98,9 @@ def loading(url: str, corpus: Corpus, rounds: int) -> Connection:
             client = connection.client()
             lifecycle.ensure_locks_index(client, connection.namespace)
             began = time.perf_counter()
-            done = load_state(client, corpus, namespace=connection.namespace, meaning=with_meaning, plugin=False)
+            done = load_state(
+                client, corpus, LoadOptions(namespace=connection.namespace, meaning=with_meaning, plugin=False)
+            )
             seconds[side].append(time.perf_counter() - began)
             assert done.outcome == "indexed" and done.index is not None, done
             sizes[side] = _store_bytes(connection, done.index)
@@ -182,8 +184,11 @@ def sample_sizes(url: str) -> None:
         lifecycle.ensure_locks_index(client, connection.namespace)
         try:
             for corpus in corpora:
-                done = load_state(client, corpus, namespace=connection.namespace, meaning=with_meaning, plugin=False,
-                                  locks_ensured=True)  # fmt: skip
+                done = load_state(
+                    client,
+                    corpus,
+                    LoadOptions(namespace=connection.namespace, meaning=with_meaning, plugin=False, locks_ensured=True),
+                )
                 assert done.index is not None
                 sizes.setdefault(corpus.state, {})[side] = _store_bytes(connection, done.index)[0]
         finally:

@@ -34,7 +34,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load_state
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.opensearch.query import OpenSearchEngine
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
@@ -109,7 +109,7 @@ def run_phase(
             # The version not now served: A was loaded first, so the first pass over the states loads B.
             version = versions[(number // len(states) + 1) % 2]
             try:
-                load_state(client, version[state], namespace=connection.namespace)
+                load_state(client, version[state], LoadOptions(namespace=connection.namespace))
                 phase.swaps += 1
             except Exception as error:
                 with lock:
@@ -184,7 +184,7 @@ def main() -> int:
         try:
             began = time.perf_counter()
             for state in sorted(a):
-                load_state(client, a[state], namespace=namespace)
+                load_state(client, a[state], LoadOptions(namespace=namespace))
             print(f"loaded version A of {STATES} states in {time.perf_counter() - began:.1f}s (namespace {namespace})")
             expected = Expected(a, b)
             turn = [0]

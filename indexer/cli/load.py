@@ -151,7 +151,7 @@ def status(
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.opensearch.load import status as states
+    from indexer.opensearch.status import status as states
 
     with reporting():
         rows = states(connect(url, ca_certs, insecure, timeout))

@@ -56,7 +56,7 @@ def marker(namespace: str, state: str, index: str) -> dict[str, Any]:
     return {"owner": OWNER, "namespace": namespace, "state": state, "index": index, "schema": SCHEMA}
 
 
-# A generation's name is its time to the microsecond: `%Y%m%d%H%M%S%f`, 20 digits (load._generation).
+# A generation's name is its time to the microsecond: `%Y%m%d%H%M%S%f`, 20 digits (index_body.new_generation).
 GENERATION_DIGITS = 20
 
 

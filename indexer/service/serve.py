@@ -381,7 +381,7 @@ def create_app(connection: Connection) -> FastAPI:
 
     @app.get("/v1/states", response_model=StatesOut, responses=_ERRORS, summary="Each loaded state")
     def states() -> Response:
-        from indexer.opensearch.load import status
+        from indexer.opensearch.status import status
 
         rows = [StateOut.of(row) for row in status(connection)]
         return _json(StatesOut(states=rows).json_obj())

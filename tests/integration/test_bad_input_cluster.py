@@ -16,7 +16,7 @@ import pytest
 
 from indexer.errors import BadInput, ClusterRefused
 from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load_state
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.opensearch.query import OpenSearchEngine
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpus
@@ -59,7 +59,7 @@ def test_a_state_with_no_index_yet_is_refused_with_how_to_load_it(connection: Co
     one_line(err, "no index for WY")
     assert "lawindex load" in err
     # Another state being loaded changes nothing for WY.
-    load_state(connection.client(), read_corpus(CORPORA / "MD.jsonl"), namespace=connection.namespace)
+    load_state(connection.client(), read_corpus(CORPORA / "MD.jsonl"), LoadOptions(namespace=connection.namespace))
     code, _, err = lawindex("ask", "WY", "fire hydrant", "--engine", "opensearch", env=env_of(connection))
     assert code == 4
     code, out, err = lawindex("status", env=env_of(connection))
@@ -121,7 +121,7 @@ def test_questions_the_reference_engine_answers_with_nothing_or_refuses_are_the_
     connection: Connection,
 ) -> None:
     corpus = read_corpus(CORPORA / "MD.jsonl")
-    load_state(connection.client(), corpus, namespace=connection.namespace)
+    load_state(connection.client(), corpus, LoadOptions(namespace=connection.namespace))
     engine = OpenSearchEngine(connection)
     for question in ("", "how can i do it", "?!...", "כמה רחוק מברז כיבוי אש", "fire\x07hydrant\x1b park\x00"):
         got = engine.ask("MD", question)

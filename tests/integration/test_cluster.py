@@ -24,7 +24,8 @@ import pytest
 from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import fingerprint, load
+from indexer.opensearch.index_body import fingerprint
+from indexer.opensearch.load import load
 from indexer.opensearch.query import OpenSearchEngine
 from indexer.opensearch.vectors import for_cluster
 from indexer.opensearch.verify import default_questions

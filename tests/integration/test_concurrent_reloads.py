@@ -16,7 +16,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load_state, serving
+from indexer.opensearch.generations import serving
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.opensearch.query import OpenSearchEngine
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
@@ -62,7 +63,7 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
     assert telling >= 0.8 * len(questions), "A and B must answer most questions differently, or a mix could hide"
 
     client: OpenSearch = connection.client()
-    load_state(client, a, namespace=connection.namespace)
+    load_state(client, a, LoadOptions(namespace=connection.namespace))
     engines = (
         [OpenSearchEngine(connection)] * ASKERS if shared else [OpenSearchEngine(connection) for _ in range(ASKERS)]
     )
@@ -77,7 +78,7 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
         try:
             for turn in range(RELOADS):
                 time.sleep(0.3)  # let the askers warm their caches on the generation being replaced
-                load_state(client, b if turn % 2 == 0 else a, namespace=connection.namespace)
+                load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=connection.namespace))
                 generations.append(str(serving(client, STATE, connection.namespace)))
         except Exception as error:  # a reload that fails fails the test, below
             errors.append(f"reload: {type(error).__name__}: {error}")

@@ -21,7 +21,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import node
-from indexer.opensearch.load import load_state, serving
+from indexer.opensearch.generations import serving
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
@@ -168,7 +169,9 @@ def test_bulk_rejections_429_are_retried_until_every_law_is_in(own_node: str, na
     def loading(corpus: Corpus) -> None:
         try:
             # Small chunks, so that four loads at once put many bulk requests on a queue of one.
-            load_state(client, corpus, namespace=namespace, chunk_size=20, max_retries=30, initial_backoff=0.05)
+            load_state(
+                client, corpus, LoadOptions(namespace=namespace, chunk_size=20, max_retries=30, initial_backoff=0.05)
+            )
         except Exception as error:
             errors.append(f"{corpus.state}: {type(error).__name__}: {error}")
 
@@ -245,7 +248,7 @@ def test_a_batch_goes_on_through_a_restart_and_reports_each_failed_question(
 ) -> None:
     client = OpenSearch(hosts=[own_node], timeout=60)
     corpus = read_corpus(CORPORA / "MD.jsonl")
-    load_state(client, corpus, namespace=namespace)
+    load_state(client, corpus, LoadOptions(namespace=namespace))
     questions = synthetic.generate_questions(corpus.laws, 12, 5)
     batch = Batch(own_node, namespace)
     answered = failed = 0
@@ -275,7 +278,7 @@ def test_a_batch_goes_on_through_a_restart_and_reports_each_failed_question(
             settings={"thread_pool.write.queue_size": "1", "thread_pool.write.size": "1"},
         )
     if serving(client, "MD", namespace) is None:  # a container restarts empty; a local node keeps its data
-        load_state(client, corpus, namespace=namespace)
+        load_state(client, corpus, LoadOptions(namespace=namespace))
     for question in questions[7:]:
         expect_answer(question)
     code = batch.finish()

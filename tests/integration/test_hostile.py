@@ -21,7 +21,7 @@ import pytest
 
 from indexer.errors import BadInput, ClusterRefused, LawindexError
 from indexer.opensearch.connection import Connection, alias_of, namespace_of
-from indexer.opensearch.load import load_state
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.opensearch.query import OpenSearchEngine
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
@@ -71,7 +71,7 @@ def corpus() -> Corpus:
 @pytest.fixture(scope="module")
 def loaded(opensearch_url: str, corpus: Corpus) -> Iterator[Connection]:
     with fresh_connection(opensearch_url) as connection:
-        load_state(connection.client(), corpus, namespace=connection.namespace)
+        load_state(connection.client(), corpus, LoadOptions(namespace=connection.namespace))
         yield connection
 
 

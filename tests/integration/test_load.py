@@ -23,7 +23,8 @@ from indexer.cli import app
 from indexer.errors import LoadFailed, Unreachable
 from indexer.node import node
 from indexer.opensearch.connection import Connection, alias_of, index_prefix
-from indexer.opensearch.load import load, serving
+from indexer.opensearch.generations import serving
+from indexer.opensearch.load import load
 from indexer.opensearch.query import OpenSearchEngine
 from indexer.opensearch.schema import STATISTICS_ID
 from indexer.retrieval.corpus import Law, read_corpora, read_corpus

@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 from indexer.errors import LoadBusy, LoadFailed
 from indexer.opensearch.connection import Connection, alias_of, index_prefix
 from indexer.opensearch.lifecycle import StateLock, ensure_locks_index, locks_index
-from indexer.opensearch.load import StateLoad, load, load_state
+from indexer.opensearch.load import LoadOptions, StateLoad, load, load_state
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.support import LAWINDEX, lawindex, run_threads
@@ -182,7 +182,9 @@ def test_a_waiting_load_goes_on_once_the_holder_lets_go(connection: Connection, 
     lock = StateLock(client, STATE, connection.namespace)
     lock.acquire()
     waited: list[StateLoad] = []
-    loader = threading.Thread(target=lambda: waited.append(load_state(client, a, namespace=connection.namespace)))
+    loader = threading.Thread(
+        target=lambda: waited.append(load_state(client, a, LoadOptions(namespace=connection.namespace)))
+    )
     loader.start()
     # The loader is waiting (nothing of TX is built while the lock is held), then goes on when released.
     time.sleep(1.0)

@@ -24,7 +24,9 @@ from indexer.node import knn
 from indexer.opensearch import lifecycle
 from indexer.opensearch import vectors as on_opensearch
 from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import fingerprint, load, load_state, serving
+from indexer.opensearch.generations import serving
+from indexer.opensearch.index_body import fingerprint
+from indexer.opensearch.load import LoadOptions, load, load_state
 from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning as rank
@@ -206,8 +208,8 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
         client, namespace = connection.client(), connection.namespace
         meaning = for_cluster(client)
         lifecycle.ensure_locks_index(client, namespace)
-        first = load_state(client, corpus, namespace=namespace, meaning=meaning)
-        again = load_state(client, corpus, namespace=namespace, meaning=meaning)
+        first = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
+        again = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         assert (first.outcome, again.outcome, again.index) == ("indexed", "unchanged", first.index)
         engine = ClusterEngine(connection)
         if meaning is None:
@@ -219,14 +221,14 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
         )
         # The same corpus loaded words-only (as on a cluster without k-NN): another fingerprint, so a new
         # generation swapped in and the old one deleted; meaning is then refused for that index, words answer.
-        words_only = load_state(client, corpus, namespace=namespace, meaning=None)
+        words_only = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=None))
         assert words_only.outcome == "indexed" and words_only.index != first.index
         assert not client.indices.exists(index=first.index)
         with pytest.raises(NoMeaning, match=r"was loaded without vectors"):
             engine.ask("VT", "snow tires", 8, "meaning")
         assert engine.ask("VT", "snow tires").ids() == ReferenceEngine(CORPORA).ask("VT", "snow tires").ids()
         # And back: the load with vectors rebuilds it.
-        back = load_state(client, corpus, namespace=namespace, meaning=meaning)
+        back = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         assert back.outcome == "indexed" and back.index != words_only.index
         assert engine.ask("VT", "snow tires", 8, "hybrid").ids() == rank.answer(corpus, "snow tires", 8, "hybrid").ids()
 

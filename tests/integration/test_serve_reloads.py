@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.load import load_state, serving
+from indexer.opensearch.generations import serving
+from indexer.opensearch.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
@@ -56,7 +57,7 @@ def test_sixteen_clients_get_the_old_answer_or_the_new_never_an_error_or_a_mix(
 
     with fresh_connection(opensearch_url) as connection:
         client = connection.client()
-        load_state(client, a, namespace=connection.namespace)
+        load_state(client, a, LoadOptions(namespace=connection.namespace))
         env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": connection.namespace}
         with running(env, ready="/readyz") as service:
             done = threading.Event()
@@ -69,7 +70,7 @@ def test_sixteen_clients_get_the_old_answer_or_the_new_never_an_error_or_a_mix(
                 try:
                     for turn in range(RELOADS):
                         time.sleep(0.3)  # the clients warm the service on the generation being replaced
-                        load_state(client, b if turn % 2 == 0 else a, namespace=connection.namespace)
+                        load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=connection.namespace))
                         generations.append(str(serving(client, STATE, connection.namespace)))
                 except Exception as error:  # a reload that fails fails the test, below
                     errors.append(f"reload: {type(error).__name__}: {error}")

@@ -10,7 +10,7 @@ import pytest
 
 from indexer.opensearch import lifecycle, stored_lexicon
 from indexer.opensearch.connection import DEFAULT_NAMESPACE
-from indexer.opensearch.load import documents
+from indexer.opensearch.index_body import documents
 from indexer.opensearch.schema import STATISTICS_ID, law_id
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.reference import statistics

@@ -116,8 +116,8 @@ def _covered(name: str, patterns: list[str]) -> bool:
 
 def test_the_role_covers_every_name_lawindex_makes_and_no_look_alike() -> None:
     from indexer.opensearch.connection import alias_of, index_prefix
+    from indexer.opensearch.index_body import new_generation
     from indexer.opensearch.lifecycle import generation_pattern, locks_concrete_index, locks_index
-    from indexer.opensearch.load import new_generation
 
     patterns = security.index_patterns("lawindex")
     generation = index_prefix("TX") + new_generation()

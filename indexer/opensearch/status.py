@@ -1,0 +1,55 @@
+"""`lawindex status`: every state served under one of lawindex's aliases, read from the cluster."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from indexer.opensearch import lifecycle, plugin_path
+from indexer.opensearch.connection import Connection, errors_translated
+
+
+@dataclass(frozen=True)
+class StateStatus:
+    """What `lawindex status` shows of one state."""
+
+    state: str
+    alias: str
+    index: str
+    laws: int
+    ranked: int
+    process: int
+    documents: int
+    sha256: str
+    loaded_at: str
+    path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (opensearch.plugin_path)
+
+
+def status(connection: Connection) -> list[StateStatus]:
+    """Every state served under a lawindex alias, sorted by state."""
+    client = connection.client()
+    with errors_translated(connection):
+        namespace = connection.namespace
+        found = client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True)
+        served = re.compile(re.escape(namespace) + r"-([a-z]{2})")
+        rows = []
+        for index, body in sorted(found.items()):
+            for alias in body.get("aliases", {}):
+                if not served.fullmatch(alias):
+                    continue
+                meta = lifecycle.meta_of(client, index)
+                rows.append(
+                    StateStatus(
+                        state=str(meta.get("state", alias[-2:].upper())),
+                        alias=alias,
+                        index=index,
+                        laws=int(meta.get("laws", 0)),
+                        ranked=int(meta.get("ranked", 0)),
+                        process=int(meta.get("process", 0)),
+                        documents=int(client.count(index=index)["count"]),
+                        sha256=str(meta.get("sha256", "")),
+                        loaded_at=str(meta.get("loaded_at", "")),
+                        path=plugin_path.path_of(meta),
+                    )
+                )
+        return sorted(rows, key=lambda row: row.state)
