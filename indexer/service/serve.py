@@ -5,10 +5,8 @@ engine per worker process, shared by every request, so each concrete index's sta
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
 synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the
 CLI and its tests use, and with its window search on the light path (`indexer.opensearch.connection.FastSearch`) the
-sync engine in a pool is the fastest transport measured. benchmarks/serve.py, in process, interleaved, q/s
-at 1, 8 and 32 clients on a shared 2-core machine: opensearch-py in a pool 406/660/674, AsyncOpenSearch
-429/740/824, the light path in a pool 644/1,024/1,056 (CPU a search at one client: 1.10, 0.91, 0.40 ms).
-An async engine would also be a second copy of the exact ranking to keep equal to the first.
+sync engine in a pool is the fastest transport measured (benchmarks/serve.py; its figures in
+benchmarks/RESULTS.md). An async engine would also be a second copy of the exact ranking to keep equal to the first.
 
 Every answer is the CLI's `--json` object, serialised by the same calls (`indexer.service.output.answer_json`
 for an answer, `indexer.service.output.dumps` for the rest), so the bytes are the same; every refusal is
