@@ -224,21 +224,31 @@ BOUND = 1000
 SLOWLORIS = 2000
 NORMAL_CLIENTS = 4
 QUESTIONS = 40
+RETRIES = 3  # a 503's Retry-After honoured this many times
 
 
 def _normal_client(port: int, keep: bool) -> list[str]:
     """QUESTIONS questions, on one kept-alive connection or a connection each: each answer's status, or
-    the error it met, within 10 s."""
+    the error it met, within 10 s. A client as the service's contract asks for (and the TypeScript client's
+    `Unavailable.retryAfter` offers): a 503 with Retry-After is asked again after it, up to RETRIES times,
+    since past the connection bound a new connection can meet only slowloris connections accepted in the
+    same second, none of which the service may take for idle."""
     limits = httpx.Limits(max_keepalive_connections=1 if keep else 0)
     got: list[str] = []
     with httpx.Client(limits=limits, timeout=10) as client:
         for _ in range(QUESTIONS):
-            try:
-                response = client.get(f"http://127.0.0.1:{port}{ASK}")
-            except httpx.HTTPError as error:
-                got.append(repr(error))
-                continue
-            got.append(str(response.status_code) if response.status_code == 200 else response.text)
+            for attempt in range(RETRIES + 1):
+                try:
+                    response = client.get(f"http://127.0.0.1:{port}{ASK}")
+                except httpx.HTTPError as error:
+                    answer = repr(error)
+                    break
+                answer = str(response.status_code) if response.status_code == 200 else response.text
+                after = response.headers.get("retry-after")
+                if response.status_code != 503 or after is None or attempt == RETRIES:
+                    break
+                time.sleep(float(after))
+            got.append(answer)
     return got
 
 
