@@ -28,7 +28,8 @@ from typing import Any
 #   (cluster:monitor/health); bulk, which the plugin authorises at cluster level before the indices;
 # - indices of the namespace: create and delete its generations, look for orphans (admin/get), read
 #   the ownership mapping (mappings/get), move and read aliases, refresh (refresh and its per-shard
-#   refresh[s]), search/get/count (data/read), and write laws (data/write); on the plugin path
+#   refresh[s]), search/get/count (data/read), write laws (data/write), map the statistics document's
+#   vocabulary blocks as the dynamic template adds them (admin/mapping/put); on the plugin path
 #   (indexer.opensearch.plugin_path) merge a new generation to one segment before its swap
 #   (admin/forcemerge). The role has no cluster:monitor/nodes/info: a load finds the lawindex plugin
 #   by the node parsing its query (indexer.opensearch.plugins.query_parses), not by listing the nodes.
@@ -43,6 +44,7 @@ INDEX_ACTIONS = (
     "indices:admin/delete",
     "indices:admin/get",
     "indices:admin/mappings/get",
+    "indices:admin/mapping/put",
     "indices:admin/aliases",
     "indices:admin/aliases/get",
     "indices:admin/refresh*",
