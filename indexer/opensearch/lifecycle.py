@@ -86,9 +86,16 @@ def not_ours(meta: Mapping[str, Any] | None, index: str, state: str, namespace: 
     return None
 
 
+# A read of the cluster state answered by the node asked, not the cluster manager: what the serving path
+# reads (an index's `_meta`, an alias's indices) must not wait on a manager that went silent, which held
+# every new engine's first question until the cluster elected another (30 s and more).
+LOCAL = {"local": "true"}
+
+
 def meta_of(client: OpenSearch, index: str) -> dict[str, Any]:
-    """The `_meta.lawindex` of an index's mapping ({} when it has none); readable on a closed index too."""
-    body = client.indices.get_mapping(index=index)
+    """The `_meta.lawindex` of an index's mapping ({} when it has none); readable on a closed index too.
+    `LOCAL`: `_meta` is written when the index is created and never changed."""
+    body = client.indices.get_mapping(index=index, params=LOCAL)
     mapping = body.get(index, {}).get("mappings", {})
     found = mapping.get("_meta", {}).get("lawindex", {})
     return found if isinstance(found, dict) else {}

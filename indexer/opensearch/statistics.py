@@ -176,9 +176,9 @@ class StatisticsCache:
         namespace = self.connection.namespace
         alias = alias_of(state, namespace)
         try:
-            names = sorted(self._client().indices.get_alias(name=alias))
+            names = sorted(self._client().indices.get_alias(name=alias, params=lifecycle.LOCAL))
         except AuthorizationException:  # a user allowed only the namespace's indices (indexer/node/security.py)
-            names = sorted(self._client().indices.get_alias(index=f"{namespace}-*", name=alias))
+            names = sorted(self._client().indices.get_alias(index=f"{namespace}-*", name=alias, params=lifecycle.LOCAL))
         if len(names) > 1:
             return self.refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
         index = names[0] if names else alias
