@@ -27,6 +27,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,6 +171,12 @@ def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
     `sha256` is of the file's bytes as they are on disk: the loader compares it to skip unchanged files.
     The reference engine, which needs none, reads without it (`fingerprint=False`): 10 ms for Texas.
     """
+    return parse_corpus(path, read_bytes(path), fingerprint=fingerprint)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of one `<STATE>.jsonl` file, read once; a CorpusError for a name that is not a state's, a
+    file that is not a regular one, too large, or changed while it was read."""
     name = str(path)
     state = path.stem.upper()
     if path.suffix != ".jsonl" or path.stem != state or state not in STATES:
@@ -179,16 +186,35 @@ def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
     # corpus. Refuse it: replace corpus files by renaming a finished file over the old one.
     if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(raw_file) != after.st_size:
         raise CorpusError(name, 0, None, "changed while it was read; write the new file beside it and rename it over")
-    data = raw_file[len(_BOM) :] if raw_file.startswith(_BOM) else raw_file
+    return raw_file
+
+
+def law_lines(raw_file: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """Each line of a corpus file that holds a law (not blank): its number, where it starts in `raw_file`
+    (bytes), and its bytes. The file's own BOM, before line 1, is not part of the line."""
+    start = len(_BOM) if raw_file.startswith(_BOM) else 0
+    for number, raw in enumerate(raw_file[start:].split(b"\n"), start=1):
+        if raw.strip():
+            yield number, start, raw
+        start += len(raw) + 1
+
+
+def law_of_line(raw: bytes) -> Law:
+    """The law on one line of a file that `parse_corpus` took (the stored reference engine reads only the
+    lines of the laws it returns: indexer.retrieval.stored)."""
+    return Law.model_validate(_loads(raw))
+
+
+def parse_corpus(path: Path, raw_file: bytes, *, fingerprint: bool = True) -> Corpus:
+    """The laws in `raw_file`, the bytes of `path` (read_bytes), as read_corpus gives them."""
+    name = str(path)
     laws: list[Law] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, _, raw in law_lines(raw_file):
         if len(raw) > MAX_LINE_BYTES:
             raise CorpusError(
                 name, number, None, f"the line has {len(raw):,} bytes, more than the {MAX_LINE_BYTES:,} a law may have"
             )
-        if not raw.strip():
-            continue
         try:
             # orjson first: four times faster than the json module, and it refuses whatever the careful
             # reading below refuses (bytes that are not UTF-8, NaN and Infinity, lone surrogate escapes,
@@ -212,6 +238,7 @@ def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
         laws.append(law)
     if not laws:
         raise CorpusError(name, 0, None, "the file has no laws")
+    state = path.stem.upper()
     if not fingerprint:
         return Corpus(state, path, tuple(laws), None)
     import hashlib  # here: OpenSSL's library is loaded only when a file is hashed (5 ms)

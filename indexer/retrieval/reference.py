@@ -15,8 +15,9 @@ the spec's to the last bit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +26,7 @@ from indexer.retrieval import scoring
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.spelling import Vocabulary
-from indexer.retrieval.statistics import Counts, PerSequence, count
+from indexer.retrieval.statistics import Counts, Pairs, PerSequence, count
 from indexer.retrieval.words import words
 
 # A word in at least 1/DENSE of the laws keeps its term scores as a whole row, one per law (0.0 for a
@@ -51,17 +52,21 @@ class Statistics(Counts):
     dense: dict[int, npt.NDArray[np.float64]] = field(repr=False)  # word's place -> its row (see DENSE)
 
 
+def postings_order(pairs: Pairs, words: int) -> npt.NDArray[np.intp]:
+    """The order that puts the counted pairs (by law) into postings (CSR): grouped by word, in vocabulary
+    order, each group in corpus order. Stable, so each word's laws stay in corpus order; on 16-bit keys
+    numpy's stable sort is a radix sort (3 ms instead of 20 for Texas's 180,000 postings)."""
+    keys = pairs.words.astype(np.int16) if words < 2**15 else pairs.words
+    return np.argsort(keys, kind="stable")
+
+
 def build_statistics(laws: Sequence[Law]) -> Statistics:
     """The statistics of `laws`, built afresh (not cached): the spec's `indexOf`, and the postings."""
     counted = count(laws)
     vocabulary, lengths, pairs = counted.vocabulary, counted.lengths, counted.pairs
     spelling = Vocabulary(vocabulary)
 
-    # Postings in CSR form: the counted pairs (by law) grouped by word, in vocabulary order, each group in
-    # corpus order. Stable, so each word's laws stay in corpus order; on 16-bit keys numpy's stable sort
-    # is a radix sort (3 ms instead of 20 for Texas's 180,000 postings).
-    keys = pairs.words.astype(np.int16) if len(vocabulary) < 2**15 else pairs.words
-    order = np.argsort(keys, kind="stable")
+    order = postings_order(pairs, len(vocabulary))
     df_of_word = np.fromiter(vocabulary.values(), dtype=np.intp, count=len(vocabulary))
     offsets = np.zeros(len(vocabulary) + 1, dtype=np.intp)
     np.cumsum(df_of_word, out=offsets[1:])  # a word's postings are the laws that have it: df of them
@@ -111,12 +116,31 @@ def expand(question: str, stats: Statistics) -> tuple[list[str], list[str]]:
     return asked_words, stats.spelling.terms(asked_words)
 
 
-def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
+class Postings(Protocol):
+    """What a question is ranked from: the built Statistics, or a state's stored on disk
+    (indexer.retrieval.stored, whose `dense` is empty: every word's postings are added law by law, the
+    same additions in the same order, so the same sums)."""
+
+    @property
+    def offsets(self) -> Sequence[int] | npt.NDArray[np.uint64]: ...
+    @property
+    def post_laws(self) -> npt.NDArray[np.intp] | npt.NDArray[np.uint32]: ...
+    @property
+    def post_scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def rank(self) -> Mapping[str, int]: ...
+    @property
+    def dense(self) -> Mapping[int, npt.NDArray[np.float64]]: ...
+    @property
+    def lengths(self) -> Sequence[int] | npt.NDArray[np.uint32]: ...
+
+
+def _ranked(stats: Postings, terms: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
     """The law indexes of the best `limit` laws for `terms` and their scores, best first, equal scores in
     corpus order."""
     if limit < 0:
         raise ValueError(f"limit must be 0 or more, got {limit}")
-    laws = len(stats.counts)
+    laws = len(stats.lengths)
     if not terms or limit == 0 or not laws:
         return [], []
     scores: npt.NDArray[np.float64] | None = None
@@ -129,7 +153,7 @@ def _ranked(stats: Statistics, terms: Sequence[str], limit: int) -> tuple[list[i
     narrowest_dense = (0, laws + 1)
     for term in terms:  # the spec's `asked` order: the same additions, in the same order, per law
         w = rank[term]
-        lo, hi = offsets[w], offsets[w + 1]
+        lo, hi = int(offsets[w]), int(offsets[w + 1])
         row = dense.get(w)
         if row is not None:
             # 0.0 where the law lacks the word: x + 0.0 is x. The first term's row is the sums so far

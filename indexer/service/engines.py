@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from indexer.errors import BadInput, NotFound
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer
-from indexer.retrieval.corpus import Corpus, Law, read_corpora, state_code
+from indexer.retrieval.corpus import Corpus, Law, parse_corpus, read_bytes, read_corpora, state_code
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from indexer.opensearch.connection import Connection
     from indexer.opensearch.query import OpenSearchEngine
     from indexer.retrieval.explain import Contribution
+    from indexer.retrieval.stored import StoredState
 
 ENGINES = ("reference", "opensearch")
 
@@ -65,11 +66,18 @@ def check_question(question: str, limit: int = RETRIEVED_LAWS) -> None:
 
 class ReferenceEngine:
     """The spec's BM25 over `<corpora>/<STATE>.jsonl`: each state's file read (and checked) once, on its
-    first question, and its statistics kept for every question after."""
+    first question, and its statistics kept for every question after.
 
-    def __init__(self, corpora: Path) -> None:
+    With `stored` (a directory: the CLI's is `<cache>/reference`), the statistics of a file of
+    `stored_from` bytes or more are kept there too, under the file's SHA-256, and a later process asks
+    by words from them without counting the file again (indexer.retrieval.stored)."""
+
+    def __init__(self, corpora: Path, stored: Path | None = None, stored_from: int | None = None) -> None:
         self._directory = corpora
         self._corpora: dict[str, Corpus] = {}
+        self._store = stored
+        self._stored_from = stored_from
+        self._stored: dict[str, StoredState | None] = {}
 
     def corpus(self, state: str) -> Corpus:
         """The state's corpus, read on first use; BadInput for a bad code, a missing or bad file."""
@@ -86,11 +94,52 @@ class ReferenceEngine:
 
         check_question(question, limit)
         if by == "words":
+            found = self._stored_state(state)
+            if found is not None:
+                from indexer.retrieval import stored
+
+                try:
+                    return found.ask(question, limit)
+                except stored.StoredAltered:
+                    stored.forget(self._store, found.raw_file)  # type: ignore[arg-type]
+                    self._stored[found.state] = None  # built from the file below, and stored again
+                    self._store_built(found.state, found.raw_file)
             return reference.ask(self.corpus(state), question, limit)
         from indexer.retrieval import meaning as rank
 
         rank.check_way(by, rrf_k)
         return rank.answer(self.corpus(state), question, limit, by, rrf_k)
+
+    def _stored_state(self, state: str) -> StoredState | None:
+        """The state's stored statistics (read on its first question), or None: too small a file to be
+        stored, no directory to store in, or none stored yet (then built and stored now, and this process
+        answers from what it built)."""
+        from indexer.retrieval import stored
+
+        code = state_code(state)
+        if code in self._stored or self._store is None:
+            return self._stored.get(code)
+        self._stored[code] = None
+        path = self._directory / f"{code}.jsonl"
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return None  # corpus() says what is wrong with it
+        if size < (stored.STORED_FROM if self._stored_from is None else self._stored_from):
+            return None
+        raw_file = read_bytes(path)
+        found = self._stored[code] = stored.open_stored(self._store, code, raw_file)
+        if found is None:
+            self._store_built(code, raw_file)
+        return found
+
+    def _store_built(self, code: str, raw_file: bytes) -> None:
+        """The state's statistics built from `raw_file` (its corpus kept for this process) and stored."""
+        from indexer.retrieval import reference, stored
+
+        assert self._store is not None
+        corpus = self._corpora[code] = parse_corpus(self._directory / f"{code}.jsonl", raw_file, fingerprint=False)
+        stored.store(self._store, code, raw_file, reference.statistics(corpus.laws))
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics of the state's file."""
@@ -159,7 +208,9 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
     `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200).
     """
     if name == "reference":
-        return ReferenceEngine(corpora)
+        from indexer.node.java import default_cache_dir
+
+        return ReferenceEngine(corpora, stored=default_cache_dir() / "reference")
     if name == "opensearch":
         from indexer.opensearch.connection import Connection
 
