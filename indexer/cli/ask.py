@@ -127,7 +127,12 @@ EngineOption = Annotated[
     typer.Option("--engine", help="Which engine answers: OpenSearch, or the in-process reference over --corpora."),
 ]
 CorporaOption = Annotated[
-    Path, typer.Option("--corpora", help="The directory of <STATE>.jsonl files (reference engine).")
+    Path,
+    typer.Option(
+        "--corpora",
+        help="The directory of <STATE>.jsonl files (reference engine; the counts of a file of 4 MiB or more are "
+        "kept under <cache>/reference for the next process: docs/spelling.md).",
+    ),
 ]
 
 
