@@ -1,6 +1,7 @@
 """Concurrent first questions on a fresh `lawindex serve`: how many statistics fetches, and what peak memory.
 
-    OPENSEARCH_URL=http://127.0.0.1:9600 python -m benchmarks.first_questions [--laws 20000] [--concurrent 16]
+    OPENSEARCH_URL=http://127.0.0.1:9600 python -m benchmarks.first_questions [--laws 20000 | --corpus TX.jsonl]
+        [--concurrent 16]
 
 A generated state (tests/synthetic.py, --laws laws: a vocabulary of about twice as many words) is loaded
 in a namespace of this run's own. Then, each on a freshly started service (its own process, as users run
@@ -26,6 +27,7 @@ import httpx
 from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.load import load
 from indexer.retrieval import reference
+from indexer.retrieval.corpus import read_corpus
 from tests import synthetic
 from tests.synthetic import corpus_of
 
@@ -79,13 +81,14 @@ def first_questions(url: str, env: dict[str, str], index: str, questions: list[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--laws", type=int, default=20_000)
+    parser.add_argument("--corpus", type=Path, help="a TX.jsonl to load instead (benchmarks/million.py's state)")
     parser.add_argument("--concurrent", type=int, default=16)
     parser.add_argument("--port", type=int, default=int(os.environ.get("LAWINDEX_BENCH_PORT", "9610")))
     args = parser.parse_args()
     url = os.environ.get("OPENSEARCH_URL", "http://127.0.0.1:9200").rstrip("/")
     namespace = f"lawindex_b{os.getpid()}"
     connection = Connection.from_env(url, namespace=namespace)
-    laws = synthetic.generate_corpus("TX", args.laws, 19)
+    laws = list(read_corpus(args.corpus).laws) if args.corpus else synthetic.generate_corpus("TX", args.laws, 19)
     try:
         (loaded,) = load(connection, [corpus_of("TX", laws)])
         assert loaded.index is not None
@@ -95,7 +98,7 @@ def main() -> None:
         # Only questions that reach a law: one that reaches none asks the alias which index it is (a get).
         drawn = synthetic.generate_questions(laws, 3 * args.concurrent, 7)
         questions = [f"{q} qxzvk" for q in drawn if reference.bm25(laws, q)][: args.concurrent + 1]
-        print(f"TX: {args.laws} laws, alias {alias_of('TX', namespace)}")
+        print(f"TX: {len(laws)} laws ({args.corpus or 'generated'}), alias {alias_of('TX', namespace)}")
         one = first_questions(url, env, index, questions[:1], args.port)
         many = first_questions(url, env, index, questions[1:], args.port)
         for name, run in (("1 first question", one), (f"{args.concurrent} concurrent first questions", many)):

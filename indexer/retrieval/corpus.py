@@ -201,8 +201,12 @@ def law_lines(raw_file: bytes) -> Iterator[tuple[int, int, bytes]]:
 
 def law_of_line(raw: bytes) -> Law:
     """The law on one line of a file that `parse_corpus` took (the stored reference engine reads only the
-    lines of the laws it returns: indexer.retrieval.stored)."""
-    return Law.model_validate(_loads(raw))
+    lines of the laws it returns: indexer.retrieval.stored), read as parse_corpus read it."""
+    try:
+        row = _loads(raw)
+    except orjson.JSONDecodeError:
+        row = _careful_row("", 0, raw)
+    return Law.model_validate(row)
 
 
 def parse_corpus(path: Path, raw_file: bytes, *, fingerprint: bool = True) -> Corpus:

@@ -17,9 +17,48 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from opensearchpy import OpenSearch
 
+from indexer.errors import LawindexError
+from indexer.node import node
+from indexer.node.state import NodeStatus
 from indexer.opensearch.connection import Connection
+
+# The three-node cluster of test_cluster, test_failover and test_plugin_cluster (scripts/test starts it once
+# for the three; a file run alone starts it, and stops what it started).
+CLUSTER_PORT = int(os.environ.get("LAWINDEX_CLUSTER_PORT", "9480"))
+CLUSTER_NODES = 3
+
+
+def cluster_version() -> str:
+    """The OpenSearch version the integration tests run on."""
+    return os.environ.get("LAWINDEX_OPENSEARCH_VERSION") or node.default_version()
+
+
+def start_cluster() -> NodeStatus:
+    """The three-node cluster on CLUSTER_PORT, green (started, or every node running again); the test fails,
+    never skips, when it cannot be had."""
+    began = time.monotonic()
+    try:
+        found = node.start(
+            version=cluster_version(), port=CLUSTER_PORT, heap="256m", nodes=CLUSTER_NODES, runtime="distribution"
+        )
+    except LawindexError as error:
+        pytest.fail(f"no three-node cluster on port {CLUSTER_PORT}: {error} ({error.hint})", pytrace=False)
+    print(f"\ntiming: {CLUSTER_NODES}-node cluster green in {time.monotonic() - began:.1f} s (reused: {found.reused})")
+    return found
+
+
+@contextmanager
+def three_nodes() -> Iterator[list[str]]:
+    """The cluster's URLs, for a test module's life: stopped at the end when the module started it."""
+    found = start_cluster()
+    try:
+        yield found.url.split(",")
+    finally:
+        if not found.reused:
+            node.stop(CLUSTER_PORT)
 
 
 def unique_namespace() -> str:

@@ -31,13 +31,13 @@ from indexer.opensearch.vectors import for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.support import CLUSTER_NODES, CLUSTER_PORT, drop_namespace, start_cluster, unique_namespace
 
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-PORT = int(os.environ.get("LAWINDEX_CLUSTER_PORT", "9480"))
-NODES = 3
+PORT = CLUSTER_PORT
+NODES = CLUSTER_NODES
 ASKERS = 8
 
 
@@ -57,21 +57,12 @@ class Cluster:
 
     def heal(self) -> None:
         """Every node running again and the cluster green (what `lawindex opensearch start --nodes 3` does)."""
-        node.start(version=_version(), port=self.port, heap="256m", nodes=NODES, runtime="distribution")
-
-
-def _version() -> str:
-    return os.environ.get("LAWINDEX_OPENSEARCH_VERSION") or node.default_version()
+        start_cluster()
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    began = time.monotonic()
-    try:
-        found = node.start(version=_version(), port=PORT, heap="256m", nodes=NODES, runtime="distribution")
-    except LawindexError as error:
-        pytest.fail(f"no three-node cluster on port {PORT}: {error} ({error.hint})", pytrace=False)
-    print(f"\ntiming: {NODES}-node cluster green in {time.monotonic() - began:.1f} s (reused: {found.reused})")
+    found = start_cluster()
     urls = found.url.split(",")
     assert len(urls) == NODES
     connection = Connection.from_env(",".join(urls), namespace=unique_namespace(), timeout=60.0)

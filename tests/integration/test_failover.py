@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from opensearchpy import NotFoundError, OpenSearch
 
-from indexer.errors import LawindexError, TimedOut, WriteBlocked
+from indexer.errors import TimedOut, WriteBlocked
 from indexer.node import node
 from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.load import load
@@ -29,26 +29,25 @@ from indexer.opensearch.verify import default_questions
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
-from tests.integration.support import DroppingProxy, drop_namespace, timed_lawindex, unique_namespace
+from tests.integration.support import (
+    CLUSTER_PORT,
+    DroppingProxy,
+    drop_namespace,
+    three_nodes,
+    timed_lawindex,
+    unique_namespace,
+)
 
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-PORT = int(os.environ.get("LAWINDEX_CLUSTER_PORT", "9480"))
+PORT = CLUSTER_PORT
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[list[str]]:
-    version = os.environ.get("LAWINDEX_OPENSEARCH_VERSION") or node.default_version()
-    try:
-        found = node.start(version=version, port=PORT, heap="256m", nodes=3, runtime="distribution")
-    except LawindexError as error:
-        pytest.fail(f"no three-node cluster on port {PORT}: {error} ({error.hint})", pytrace=False)
-    try:
-        yield found.url.split(",")
-    finally:
-        if not found.reused:
-            node.stop(PORT)
+    with three_nodes() as urls:
+        yield urls
 
 
 @pytest.fixture

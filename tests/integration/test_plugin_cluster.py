@@ -12,14 +12,12 @@ from __future__ import annotations
 import itertools
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.errors import LawindexError
 from indexer.node import node, plugin
 from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.load import load
@@ -27,29 +25,18 @@ from indexer.opensearch.verify import default_questions
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.plugin_support import RawClient, generated, spec_ids, tie_pair_corpus
-from tests.integration.support import unique_namespace
+from tests.integration.support import CLUSTER_NODES, CLUSTER_PORT, three_nodes, unique_namespace
 
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-PORT = int(os.environ.get("LAWINDEX_CLUSTER_PORT", "9480"))
-NODES = 3
-
-
-def _version() -> str:
-    return os.environ.get("LAWINDEX_OPENSEARCH_VERSION") or node.default_version()
+PORT = CLUSTER_PORT
+NODES = CLUSTER_NODES
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
-    began = time.monotonic()
-    try:
-        found = node.start(version=_version(), port=PORT, heap="256m", nodes=NODES, runtime="distribution")
-    except LawindexError as error:
-        pytest.fail(f"no three-node cluster on port {PORT}: {error} ({error.hint})", pytrace=False)
-    print(f"\ntiming: {NODES}-node cluster green in {time.monotonic() - began:.1f} s (reused: {found.reused})")
-    urls = found.url.split(",")
-    try:
+    with three_nodes() as urls:
         client = OpenSearch(hosts=urls, timeout=60)
         assert plugin.installed(client), "a node of the cluster has no lawindex plugin"
         work = tmp_path_factory.mktemp("plugin-cluster")
@@ -64,9 +51,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
         connection = Connection.from_env(",".join(urls), namespace=unique_namespace(), timeout=60.0)
         load(connection, corpora)  # a replica of each state on another node (auto_expand_replicas 0-1)
         yield {"urls": urls, "client": client, "namespace": connection.namespace, "asked": asked, "truth": truth}
-    finally:
-        if not found.reused:
-            node.stop(PORT)
 
 
 def _wrong(cluster: dict[str, object], urls: list[str], preference: str | None = None) -> tuple[int, list[object]]:

@@ -132,3 +132,21 @@ def test_small_files_are_not_stored_and_the_directory_keeps_the_last_used(tmp_pa
     newest = stored.name_of((tmp_path / f"c{stored.KEPT + 1}" / "TX.jsonl").read_bytes())
     oldest = stored.name_of((tmp_path / "c0" / "TX.jsonl").read_bytes())
     assert newest in names and oldest not in names
+
+
+def test_laws_are_read_back_from_their_lines_as_the_file_was_read(tmp_path: Path) -> None:
+    # A BOM, blank lines, CRLF line ends and a line orjson refuses (1e400): each law's line is found where
+    # parse_corpus found it, and read as it read it.
+    laws = synthetic.generate_corpus("TX", 60, seed=4)
+    lines = [law.model_dump_json(exclude_none=True) for law in laws]
+    lines[7] = lines[7][:-1] + ', "weight": 1e400}'
+    text = "\ufeff\r\n" + "\r\n\r\n".join(lines) + "\r\n\n"
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "TX.jsonl").write_text(text, encoding="utf-8", newline="")
+    ReferenceEngine(corpora, stored=tmp_path / "store", stored_from=0).ask("TX", "fire hydrant")
+    later = _stored_engine(corpora, tmp_path / "store")
+    corpus = read_corpus(corpora / "TX.jsonl")
+    assert len(corpus.laws) == 60
+    for question in synthetic.generate_questions(laws, 40, seed=8):
+        _same(later.ask("TX", question, 60), reference.ask(corpus, question, 60))
