@@ -156,7 +156,9 @@ class OpenSearchEngine:
                 state, stats.index, f"the statistics of {stats.index} were altered: {altered}"
             ) from None
 
-    def _unaltered(self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]], vectors: bool = False) -> None:
+    def refuse_altered(
+        self, state: str, stats: IndexStatistics, hits: list[dict[str, Any]], vectors: bool = False
+    ) -> None:
         """Refuse the state (DamagedIndex, naming the law) when a law document of `stats.index` among
         `hits` is not the one loaded: its digest (and, with `vectors`, its vector's) is not the one sealed
         with the statistics."""
@@ -186,10 +188,10 @@ class OpenSearchEngine:
                 laws = _union(windows)
                 # Which concrete index answered: every hit says; with none, ask the alias (a question that
                 # reaches nothing must still see a reload, whose vocabulary may know its words).
-                served = {str(law["_index"]) for law in laws} if laws else {self._served_now(state)}
+                served = {str(law["_index"]) for law in laws} if laws else {self.served_now(state)}
                 if served != {stats.index}:
                     break  # the alias moved since the vocabulary was read: expand again with the new one
-                self._unaltered(state, stats, laws)  # every law re-scored: its counts decide the ranking
+                self.refuse_altered(state, stats, laws)  # every law re-scored: its counts decide the ranking
                 ranked_hits = _rescore(laws, terms, stats)
                 # Every window held fewer laws than asked for: every law that shares a word is here.
                 complete = all(window.complete for window in windows)
@@ -234,7 +236,7 @@ class OpenSearchEngine:
                 break
             if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
                 return None
-            self._unaltered(state, stats, hits)  # a law altered after its load is refused, never served
+            self.refuse_altered(state, stats, hits)  # a law altered after its load is refused, never served
             ranked_hits = _rescore(hits, terms, stats)
             # The plugin's own order must already be the spec's: anything else is a plugin not doing
             # what it promises, and its scores are not trusted for the bound either.
@@ -272,15 +274,23 @@ class OpenSearchEngine:
                 self._result_window[index] = refused.limit
 
     def _window(self, state: str, index: str, terms: list[str], size: int) -> Candidates:
-        hits = limits.best(
-            lambda body: self._search(state, body, len(terms)),
-            terms_query(terms),
+        hits = self.best_hits(state, index, terms_query(terms), size, len(terms))
+        return Candidates(terms, hits, complete=len(hits) < size)
+
+    def best_hits(
+        self, state: str, index: str, body: dict[str, Any], size: int, clauses: int, source: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The best `size` hits of the search `body` (`clauses` term clauses) of the state's alias, `index`
+        behind it: read in pages where the index's result window, as learnt, is smaller than `size`; with
+        `source`, only those fields of each hit's source."""
+        return limits.best(
+            lambda request: self._search(state, request if source is None else {**request, "_source": source}, clauses),
+            body,
             size,
             self._result_window.get(index),
         )
-        return Candidates(terms, hits, complete=len(hits) < size)
 
-    def _served_now(self, state: str) -> str:
+    def served_now(self, state: str) -> str:
         """The concrete index behind the state's alias now (its statistics document, without its body)."""
         from opensearchpy import NotFoundError
 
@@ -353,7 +363,7 @@ class OpenSearchEngine:
                     if rows and str(rows[0]["_index"]) != stats.index:
                         stats = self.verified(state)  # a reload since: its own statistics, then read again
                         continue
-                    self._unaltered(state, stats, rows)
+                    self.refuse_altered(state, stats, rows)
                     return [_law(row["_source"]) for row in rows]
             raise ClusterRefused(
                 f"the index behind {alias_of(state, self.connection.namespace)} changed while the family was read",
@@ -409,7 +419,7 @@ class OpenSearchEngine:
             if str(found["_index"]) != stats.index:  # a reload since: the new index's statistics
                 stats = self.statistics_cache.fresh(state)
             if str(found["_index"]) == stats.index:
-                self._unaltered(state, stats, [found])
+                self.refuse_altered(state, stats, [found])
             else:
                 raise ClusterRefused(
                     f"the index behind {alias_of(state, self.connection.namespace)} changed while {law!r} was read",

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
-from indexer.opensearch import lifecycle, limits, plugins
+from indexer.opensearch import lifecycle, plugins
 from indexer.opensearch.schema import FETCHED
 from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
@@ -185,20 +185,15 @@ def _window(
     engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, size: int
 ) -> list[dict[str, Any]]:
     body = _score_query(question)
-    found = limits.best(
-        lambda request: engine._search(state, {**request, "_source": [*FETCHED, VECTOR_FIELD]}, 1),
-        body,
-        size,
-        engine._result_window.get(stats.index),
-    )
+    found = engine.best_hits(state, stats.index, body, size, 1, source=[*FETCHED, VECTOR_FIELD])
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no
     # row with the field), ask the alias, as the words path does.
-    served = {str(hit["_index"]) for hit in found} if found else {engine._served_now(state)}
+    served = {str(hit["_index"]) for hit in found} if found else {engine.served_now(state)}
     if served != {stats.index}:
         raise _Stale
     # Every row re-scored, its law and its vector, is the one loaded (the same seal as the words path's):
     # an altered row is refused, exit 4, never ranked (indexer/opensearch/integrity.py).
-    engine._unaltered(state, stats, found, vectors=True)
+    engine.refuse_altered(state, stats, found, vectors=True)
     return found
 
 
