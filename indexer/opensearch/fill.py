@@ -5,6 +5,7 @@ to be green (its replicas copied) before the alias may move.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +33,11 @@ def fill(
     initial_backoff: float,
 ) -> int:
     """Write `actions` into the index behind `filling` as bulk `create`s of at most `chunk_size` documents
-    (and 10 MiB); the number written. A document refused for a full write queue (429) is sent again with
-    a backoff; a block (`cluster_block_exception`: read-only, the disk's flood stage, a write block) ends
-    the load at once, as no wait lifts it (a flood-stage block was retried for 644 s). A 409 on a repeat of
-    a chunk whose answer was lost is what the first copy wrote: the index and the ids are this load's own."""
+    (and 10 MiB); the number written. A document refused for a full write queue (429), or by a node that
+    does not know the new index yet (404, see `send`), is sent again with a backoff; a block
+    (`cluster_block_exception`: read-only, the disk's flood stage, a write block) ends the load at once, as
+    no wait lifts it (a flood-stage block was retried for 644 s). A 409 on a repeat of a chunk whose answer
+    was lost is what the first copy wrote: the index and the ids are this load's own."""
     from opensearchpy import TransportError
 
     serializer = client.transport.serializer
@@ -50,6 +52,13 @@ def fill(
         size = 0
         pause = initial_backoff
         refused: list[str] = []
+        # A node whose cluster state is behind (one that was silent and has just come back, an ex-manager
+        # among them) does not know the index this load created, nor its alias, and refuses every document
+        # 404 (CI met it: "62 of 62 documents were refused"). Where the cluster manager knows the alias, the
+        # documents are sent again, with the backoff, for as long as a node may take to apply a state before
+        # the cluster removes it (cluster.publish.timeout, 30 s); where it does not, the index was deleted
+        # under the load, which ends now.
+        unknown_since: float | None = None
         for attempt in range(max_retries + 1):
             body = "".join(lines for _, lines in pending)
             try:
@@ -61,6 +70,7 @@ def fill(
                 pause = min(pause * 2, 30.0)
                 continue
             again = []
+            unknown: list[tuple[str, str]] = []
             for (law, lines), item in zip(pending, answer["items"], strict=True):
                 ((_, info),) = item.items()
                 status = info.get("status")
@@ -71,8 +81,17 @@ def fill(
                     written += 1
                 elif status == 429 and attempt < max_retries:
                     again.append((law, lines))
+                elif kind == "index_not_found_exception" and attempt < max_retries:
+                    unknown.append((law, lines))
                 else:
                     refused.append(f"{law}: {status} {info.get('error')}")
+            if unknown:
+                now = time.monotonic()
+                unknown_since = now if unknown_since is None else unknown_since
+                if refused or now - unknown_since > LAGGING_S or not _known(client, filling):
+                    refused += [f"{law}: 404 no index behind {filling}" for law, _ in unknown]
+                else:
+                    again += unknown
             if refused:
                 raise LoadFailed(f"{state}: {len(refused)} of {laws + 1} documents were refused ({refused[0]})")
             if not again:
@@ -96,8 +115,20 @@ def fill(
     return written
 
 
+# Seconds a new index's alias may be unknown to the node a bulk request reaches (see `send`).
+LAGGING_S = 30.0
 # The most a bulk request carries (characters of its body, about its bytes).
 MAX_CHUNK_BYTES = 10 * 1024 * 1024
+
+
+def _known(client: OpenSearch, alias: str) -> bool:
+    """Whether the cluster manager knows `alias` (a read of its cluster state, not the asked node's)."""
+    from opensearchpy import TransportError
+
+    try:
+        return bool(client.indices.exists_alias(name=alias))
+    except TransportError:
+        return False
 
 
 def _blocked(info: object) -> bool:
