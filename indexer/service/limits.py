@@ -61,6 +61,11 @@ DEFAULT_CONNECTIONS = 4096
 # Seconds a silent new connection is safe from being let go for another: a client sends its request as it
 # connects, and the server reads it within a turn or two of its event loop, milliseconds even when loaded.
 GRACE = 1.0
+# Seconds a connection answered 503, 408 or 431 and closed on our side stays open for reading: a socket
+# closed with bytes unread (the request the client sent with its headers) is reset by the kernel, and the
+# client's read meets "connection reset by peer" before the answer (a lingering close, as nginx's). It ends
+# at once when the client closes its end, as one that has read the answer does.
+LINGER = 1.0
 
 
 @dataclass(frozen=True)
@@ -236,9 +241,15 @@ class GuardedProtocol(HttpToolsProtocol):
         self.waiting.leave(self)
         self.connections.discard(self)
         if not self.transport.is_closing():
-            if response is not None:
-                self.transport.write(response)
-            self.transport.close()
+            if response is None:
+                self.transport.close()
+                return
+            self.transport.write(response)
+            if not self.transport.can_write_eof():
+                self.transport.close()
+                return
+            self.transport.write_eof()  # the answer, then our end shut: what the client sends is read and dropped
+            self.loop.call_later(LINGER, self.transport.close)
 
     def _stop_timers(self) -> None:
         for timer in (self.header_timer, self.body_timer):
