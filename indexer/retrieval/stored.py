@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer, Hit
-from indexer.retrieval.corpus import law_lines, law_of_line
+from indexer.retrieval.corpus import Law, law_lines, law_of_line
 from indexer.retrieval.lexicon import Block, Lexicon
 from indexer.retrieval.spelling import Vocabulary
 from indexer.retrieval.words import words
@@ -104,7 +104,7 @@ class StoredState:
             hits.append(Hit._make((self._law(index), value, index, tfs, int(self.lengths[index]))))
         return Answer(self.state, question, asked_words, terms, hits)
 
-    def _law(self, index: int) -> Any:
+    def _law(self, index: int) -> Law:
         start = int(self.starts[index])
         end = self.raw_file.find(b"\n", start)
         return law_of_line(self.raw_file[start : end if end >= 0 else len(self.raw_file)])
@@ -182,8 +182,8 @@ def open_stored(directory: Path, state: str, raw_file: bytes) -> StoredState | N
     def fetch(wanted: list[int]) -> dict[int, Block]:
         blocks = {}
         for length in wanted:
-            raw = (place / f"lexicon-{length}.bin").read_bytes()
-            if hashlib.sha256(raw).hexdigest() != files[f"lexicon-{length}"]:
+            raw = _checked(place / f"lexicon-{length}.bin", files[f"lexicon-{length}"])
+            if raw is None:
                 raise StoredAltered(f"{place}/lexicon-{length}.bin does not match its manifest")
             blocks[length] = Block.of_bytes(length, raw)
         return blocks
@@ -210,11 +210,15 @@ def _write(path: Path, data: bytes | memoryview) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path: Path, digest: str, dtype: str) -> npt.NDArray[Any] | None:
+def _checked(path: Path, digest: str) -> bytes | None:
+    """The bytes of `path`, or None when their SHA-256 is not `digest`."""
     raw = path.read_bytes()
-    if hashlib.sha256(raw).hexdigest() != digest:
-        return None
-    return np.frombuffer(raw, dtype=dtype)
+    return raw if hashlib.sha256(raw).hexdigest() == digest else None
+
+
+def _read(path: Path, digest: str, dtype: str) -> npt.NDArray[Any] | None:
+    raw = _checked(path, digest)
+    return None if raw is None else np.frombuffer(raw, dtype=dtype)
 
 
 def _prune(directory: Path) -> None:
