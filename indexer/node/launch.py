@@ -24,6 +24,7 @@ from indexer.node import distribution, knn, plugin
 from indexer.node.host import HOST, TRANSPORT_OFFSET, RunAs, as_user, chown_tree, port_free, run_as
 from indexer.node.java import ROOT_CACHE, find_java
 from indexer.node.record import OWNER_FILE, Member, NodeFolder, port_dir, single_node_folder
+from indexer.node.state import START_MARK
 
 _SETTING_KEY = re.compile(r"^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$")
 # Settings lawindex decides itself: the port comes from --port, and the node listens on loopback only.
@@ -163,9 +164,13 @@ def _spawn_detached(command: list[str], cwd: Path, output: Path, env: dict[str, 
     # sh backgrounds the node and exits at once, so the node is re-parented (to init or a subreaper)
     # rather than left as our child, which would linger as a zombie after a kill and look alive.
     # bin/opensearch execs the JVM, so the pid is the JVM's.
-    script = 'exec 0</dev/null; "$@" >>"$LAWINDEX_NODE_OUT" 2>&1 & echo $!'
+    # The mark starts this start's part of the console log, so that a failed start shows its own lines.
+    # (fd 3 is the pipe that reads the pid; the node does not keep it.)
+    script = 'exec 3>&1 0</dev/null >>"$LAWINDEX_NODE_OUT" 2>&1; echo "$LAWINDEX_MARK"; "$@" 3>&- & echo $! >&3'
+    mark = f"{START_MARK} {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
     done = subprocess.run(
-        ["sh", "-c", script, "sh", *command], cwd=cwd, env={**env, "LAWINDEX_NODE_OUT": str(output)},
+        ["sh", "-c", script, "sh", *command], cwd=cwd,
+        env={**env, "LAWINDEX_NODE_OUT": str(output), "LAWINDEX_MARK": mark},
         capture_output=True, text=True, start_new_session=True, check=False, **as_user(user),
     )  # fmt: skip
     if done.returncode != 0 or not done.stdout.strip().isdigit():

@@ -22,6 +22,10 @@ State = Literal["running", "stopped", "dead"]
 
 # A cached start on these 2-core machines takes 15-25 s; a first start adds the download (~5 s here).
 GREEN_TIMEOUT_S = 180.0
+# How long an empty command line is taken for a process inside execve (see `_command_line`).
+EXEC_WINDOW_S = 0.5
+# The line a start writes to the node's console log (stdout.log) before the node's own output.
+START_MARK = "== lawindex starts the node:"
 
 
 class NodeView(TypedDict):
@@ -84,14 +88,31 @@ def is_our_node(pid: int, home: str) -> bool:
     with contextlib.suppress(ChildProcessError, OSError):
         # Reap it if this very process started it and it died: a zombie still answers kill(pid, 0).
         os.waitpid(pid, os.WNOHANG)
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+    cmdline = _command_line(pid)
+    if cmdline is None:
         return False
     return f"-Dopensearch.path.home={home}".encode() in cmdline or f"{home}/bin/opensearch".encode() in cmdline
+
+
+def _command_line(pid: int) -> list[bytes] | None:
+    """The arguments of live process `pid`; None when there is none (or only a zombie).
+
+    A starting node's pid execs four times (sh, env, bash, java), and while a process is inside execve
+    the kernel shows it an empty command line (its new memory is mapped before its arguments are: 21% of
+    reads of a process that execs in a loop). An empty one is read again for up to EXEC_WINDOW_S; a
+    process whose command line stays empty (a kernel thread) is not a node."""
+    deadline = time.monotonic() + EXEC_WINDOW_S
+    while True:
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+            return None
+        if raw or time.monotonic() >= deadline:
+            return raw.split(b"\0")
+        time.sleep(0.005)
 
 
 def member_state(member: Member) -> State:
@@ -165,11 +186,24 @@ def tail(path: Path, lines: int) -> str:
 
 
 def log_tail_note(log: Path | None, lines: int = 10) -> str:
+    """What a failed start shows of the node's logs: the last `lines` of what it printed since this start."""
     if log is None:
         return ""
     # stdout.log has what the node logged on its console (every log line) and what the JVM said before
-    # any log existed (a bad JVM option, a missing class); the log file alone misses the latter.
-    found = tail(log.parent / "stdout.log", lines) or tail(log, lines)
+    # any log existed (a bad JVM option, a missing class); the log file alone misses the latter. Each
+    # start marks where its part begins (earlier starts' lines would mislead).
+    console = log.parent / "stdout.log"
+    try:
+        text = console.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    began = text.rfind(START_MARK)
+    if began >= 0:
+        since = text[began:].splitlines()[1:]
+        if not since:
+            return f"; it printed nothing since it was started ({console})"
+        return "; last lines of its logs:\n" + "\n".join(since[-lines:])
+    found = tail(console, lines) or tail(log, lines)
     return f"; last lines of its logs:\n{found}" if found else ""
 
 

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from indexer.errors import BadInput, NodeError
-from indexer.node import cluster, distribution, launch, node, record
+from indexer.node import cluster, distribution, launch, node, record, state
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -161,6 +162,27 @@ def test_status_of_a_recorded_pid_that_is_gone_is_dead(tmp_path: Path) -> None:
     )
     found = node.status(9259, tmp_path)
     assert (found.state, found.version, found.pid, found.heap) == ("dead", "3.9.0", 4194305, "512m")
+
+
+def test_a_node_inside_execve_is_still_running(tmp_path: Path) -> None:
+    # A starting node's pid execs sh -> env -> bash -> java; inside execve the kernel shows an empty
+    # command line, which was once taken for a node that exited while starting (CI, 2.19.6). Here a
+    # bin/opensearch execs itself without end, and every look at it while it lives must say it runs.
+    home = tmp_path / "home"
+    script = home / "bin" / "opensearch"
+    script.parent.mkdir(parents=True)
+    script.write_text('#!/bin/sh\nexec "$0" again\n')
+    script.chmod(0o755)
+    process = subprocess.Popen([str(script)])
+    try:
+        looks = [state.is_our_node(process.pid, str(home)) for _ in range(3000)]
+        alive = process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+    assert alive
+    assert looks.count(False) == 0, f"{looks.count(False)} of {len(looks)} looks missed a node inside execve"
+    assert not state.is_our_node(process.pid, str(home))
 
 
 @pytest.mark.parametrize("heap", ["512", "1.5g", "-1m", "m"])
@@ -349,6 +371,35 @@ def test_logs_are_the_node_log_else_what_the_jvm_printed(tmp_path: Path) -> None
     assert node.logs(9459, 5, tmp_path) == "Error: Could not create the Java Virtual Machine."
     (logs / "lawindex-9459.log").write_text("one\ntwo\nthree\n")
     assert node.logs(9459, 2, tmp_path) == "two\nthree"
+
+
+def test_a_failed_start_shows_only_what_that_start_printed(tmp_path: Path) -> None:
+    # On CI a start that failed showed the last lines an earlier node on the same port had logged
+    # ("stopping ... closed"), which told nothing of why this one ended. Two real spawns of a command that
+    # prints and exits, as a JVM that cannot start does; the note after each gives that one's lines only.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    me = launch.RunAs(name="caller", uid=os.geteuid(), gid=os.getegid())
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+    def start_and_end(*printed: str) -> None:
+        command = ["sh", "-c", 'for line in "$@"; do echo "$line"; done; exit 1', "sh", *printed]
+        pid = launch._spawn_detached(command, tmp_path, logs / "stdout.log", env, me)
+        deadline = time.monotonic() + 10
+        while state._command_line(pid) is not None:  # None: gone, or a zombie
+            assert time.monotonic() < deadline, "the spawned command did not end"
+            time.sleep(0.01)
+
+    log = logs / "lawindex-9459.log"
+    log.write_text("[o.o.n.Node] stopping ...\n[o.o.n.Node] closed\n")
+    start_and_end("Error: Could not create the Java Virtual Machine.", "first start")
+    first = state.log_tail_note(log)
+    assert "first start" in first and "closed" not in first
+    start_and_end("second start")
+    second = state.log_tail_note(log)
+    assert second == "; last lines of its logs:\nsecond start"
+    start_and_end()
+    assert state.log_tail_note(log) == f"; it printed nothing since it was started ({logs / 'stdout.log'})"
 
 
 def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
