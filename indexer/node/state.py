@@ -206,7 +206,15 @@ def died_of(member: Member) -> str | None:
     return f"{member.name or f'lawindex-{member.port}'} died of {cause}"
 
 
-_OOM = re.compile(r"java\.lang\.OutOfMemoryError:?([^\n\]]*)")
+# Death by OutOfMemoryError, as the console says it: OpenSearch's handler ("fatal error in thread [...],
+# exiting", or "... on the network layer"), the JVM's for an uncaught one ('Exception in thread "main"'), or
+# -XX:+ExitOnOutOfMemoryError's "Terminating due to", each with the error on its line or within three after.
+# The JVM's bare "java.lang.OutOfMemoryError: ... Dumping heap" is not enough: it is printed for an error that
+# was caught (a painless script's array past the heap leaves the node up).
+_OOM = re.compile(
+    r'(?:fatal error[^\n]*|Exception in thread "[^"\n]*"|Terminating due to)(?:[^\n]*\n){0,3}?[^\n]*?'
+    r"java\.lang\.OutOfMemoryError:?([^\n\]]*)"
+)
 
 
 # --- logs -------------------------------------------------------------------------------------------

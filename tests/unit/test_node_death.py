@@ -51,3 +51,19 @@ def test_the_heap_dump_goes_under_the_logs_as_one_file() -> None:
         f"-XX:HeapDumpPath=/cache/nodes/9276/logs/{HEAP_DUMP}",
         "-XX:ErrorFile=/cache/nodes/9276/logs/hs_err_pid%p.log",
     ]
+
+
+def test_an_out_of_memory_error_that_was_caught_is_no_death(tmp_path: Path) -> None:
+    # What the JVM prints when a painless script asks for an array past the heap: the node stays up.
+    caught = "java.lang.OutOfMemoryError: Java heap space\nDumping heap to /x/logs/heap-dump.hprof ...\n"
+    member = _member(tmp_path, f"{START_MARK} one\n{caught}then killed by a signal\n")
+    assert died_of(member) is None
+
+
+def test_an_uncaught_one_at_start_is(tmp_path: Path) -> None:
+    console = (
+        "java.lang.OutOfMemoryError: Java heap space\nDumping heap to /x/logs/heap-dump.hprof ...\n"
+        'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n\tat java.base/x(X.java:1)\n'
+    )
+    member = _member(tmp_path, f"{START_MARK} one\n{console}")
+    assert died_of(member) == "lawindex-9276 died of OutOfMemoryError: Java heap space (heap 512m)"
