@@ -1,7 +1,7 @@
 """A slowloris against `lawindex serve`, and what normal clients get meanwhile; then SIGTERM with it connected.
 
     python benchmarks/slowloris.py --url URL [--port 10170] [--slow 5000] [--seconds 10] [--files 4096]
-                                   [--slow-bodies 100] [--against DIR]
+                                   [--slow-bodies 3000] [--against DIR]
 
 The sample Texas is loaded in a namespace of this run's own and `lawindex serve` started on it, in its own
 process, with the same open-file limit on every side (--files, soft and hard, set before it starts: the
@@ -12,8 +12,12 @@ probe of issue 20 found the default 20,000 taken by two runs of 10,500 half-sent
 - slowloris: --slow connections, each sending a request line and then a header line every 3 s, never the
   blank line that ends the headers, and opened again whenever the server closes it; once they are open
   (or refused), normal clients for --seconds;
-- stop: --slow-bodies requests whose headers are whole and whose body trickles, beside the slowloris; then
-  SIGTERM: the seconds to exit, the exit code, and the tracebacks in the server's log.
+- slow bodies (issue 26): the slowloris ended, --slow-bodies requests whose headers are whole and whose body
+  trickles (`"x", ` every 3 s, never the end; opened again when the server closes one at its 30 s body
+  timeout); once they are open, normal clients for --seconds. Before, each held one of the 256 places in
+  flight, and normal requests were answered 503;
+- stop: SIGTERM with the slow bodies connected: the seconds to exit, the exit code, and the tracebacks in
+  the server's log.
 
 Normal clients: 4 on kept-alive connections and 4 opening a connection a request (aiohttp, 10 s timeout),
 each asking `GET /v1/states/TX/ask` in a loop. Printed per side and phase: requests, errors, q/s, p50 and
@@ -201,6 +205,9 @@ def start_serve(port: int, env: dict[str, str], files: int, source: str | None) 
     process = subprocess.Popen(
         [*LAWINDEX, "serve", "--port", str(port)],
         env={**os.environ, **env, **({"PYTHONPATH": source} if source else {})},
+        # `python -c` puts its working folder first on sys.path: run from this checkout, the other side
+        # would import this checkout's lawindex, whatever PYTHONPATH says.
+        cwd=source,
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
         preexec_fn=limit_files,
@@ -235,28 +242,29 @@ async def side(name: str, port: int, env: dict[str, str], args: argparse.Namespa
     quiet = {keep: await normal_clients(port, args.seconds, keep) for keep in (True, False)}
     for keep, got in quiet.items():
         print(got.line(f"quiet, {'kept-alive' if keep else 'new conn.'}"), flush=True)
-    slow = Slowloris(port, args.slow)
-    slow.start()
-    await slow.ramp()
-    print(f"slowloris: {slow.opened} opened, {slow.refused} refused at connect", flush=True)
-    loaded = {keep: await normal_clients(port, args.seconds, keep) for keep in (True, False)}
-    for keep, got in loaded.items():
-        print(got.line(f"slowloris, {'kept-alive' if keep else 'new conn.'}"), flush=True)
-        base = quiet[keep]
+    for body in (False, True):
+        what = "slow bodies" if body else "slow headers"
+        slow = Slowloris(port, args.slow_bodies if body else args.slow, body=body)
+        slow.start()
+        await slow.ramp()
+        print(f"{what}: {slow.opened} opened, {slow.refused} refused at connect", flush=True)
+        loaded = {keep: await normal_clients(port, args.seconds, keep) for keep in (True, False)}
+        for keep, got in loaded.items():
+            print(got.line(f"{what}, {'kept-alive' if keep else 'new conn.'}"), flush=True)
+            base = quiet[keep]
+            print(
+                f"{'':<24} p50 x{percentile(got.latencies, 0.5) / percentile(base.latencies, 0.5):.2f}, "
+                f"p99 x{percentile(got.latencies, 0.99) / percentile(base.latencies, 0.99):.2f} of quiet",
+                flush=True,
+            )
+        files, rss = proc_numbers(process.pid)
         print(
-            f"{'':<24} p50 x{percentile(got.latencies, 0.5) / percentile(base.latencies, 0.5):.2f}, "
-            f"p99 x{percentile(got.latencies, 0.99) / percentile(base.latencies, 0.99):.2f} of quiet",
+            f"server: {files} open descriptors, {rss:.0f} MiB resident; {what} so far: {slow.opened} opened, "
+            f"{slow.closed_by_server} let go by the server, {slow.refused} refused",
             flush=True,
         )
-    files, rss = proc_numbers(process.pid)
-    print(
-        f"server: {files} open descriptors, {rss:.0f} MiB resident; slowloris so far: {slow.opened} opened, "
-        f"{slow.closed_by_server} let go by the server, {slow.refused} refused",
-        flush=True,
-    )
-    bodies = Slowloris(port, args.slow_bodies, body=True)
-    bodies.start()
-    await bodies.ramp()
+        if not body:
+            await slow.end()
     began = time.monotonic()
     process.send_signal(signal.SIGTERM)
     while process.poll() is None and time.monotonic() - began < 90:
@@ -265,10 +273,9 @@ async def side(name: str, port: int, env: dict[str, str], args: argparse.Namespa
     if process.poll() is None:
         process.kill()
     await slow.end()
-    await bodies.end()
     text = log.read_text(encoding="utf-8", errors="replace")
     print(
-        f"SIGTERM with {args.slow} slow headers and {args.slow_bodies} slow bodies connected: exit "
+        f"SIGTERM with {args.slow_bodies} slow bodies connected: exit "
         f"{process.wait()} after {took:.1f} s; {text.count('Traceback')} tracebacks, "
         f"{text.count('Exception in ASGI application')} 'Exception in ASGI application'",
         flush=True,
@@ -280,8 +287,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default=os.environ.get("OPENSEARCH_URL", "http://127.0.0.1:9200"))
     parser.add_argument("--port", type=int, default=10170, help="this side's port; --against's is the next")
-    parser.add_argument("--slow", type=int, default=5000, help="slowloris connections")
-    parser.add_argument("--slow-bodies", type=int, default=100, help="slow bodies at SIGTERM")
+    parser.add_argument("--slow", type=int, default=3000, help="slow-header connections")
+    parser.add_argument("--slow-bodies", type=int, default=3000, help="slow-body connections (held at SIGTERM)")
     parser.add_argument("--seconds", type=float, default=10.0, help="each phase of normal clients")
     parser.add_argument("--files", type=int, default=4096, help="the server's open-file limit (soft and hard)")
     parser.add_argument("--against", default=None, help="a checkout whose `lawindex serve` is run first")

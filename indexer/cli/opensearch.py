@@ -124,6 +124,7 @@ def status(
             ("java", found.java),
             ("ca_certs", found.ca_certs),
             ("creds", found.credentials),
+            ("died", found.died),
         ):
             if value is not None:
                 typer.echo(f"  {label:<9} {value}")

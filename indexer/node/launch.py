@@ -23,7 +23,7 @@ from indexer.errors import BadInput, NodeError
 from indexer.node import distribution, knn, plugin
 from indexer.node.host import HOST, TRANSPORT_OFFSET, RunAs, as_user, chown_tree, port_free, run_as
 from indexer.node.java import ROOT_CACHE, find_java
-from indexer.node.record import OWNER_FILE, Member, NodeFolder, port_dir, single_node_folder
+from indexer.node.record import HEAP_DUMP, OWNER_FILE, Member, NodeFolder, port_dir, single_node_folder
 from indexer.node.state import START_MARK
 
 _SETTING_KEY = re.compile(r"^[a-z0-9_]+(\.[a-zA-Z0-9_\-]+)+$")
@@ -112,6 +112,21 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
+def jvm_options(heap: str, folder: NodeFolder) -> str:
+    """The node's jvm.options.d/lawindex.options (read after the distribution's jvm.options, so it wins): the
+    heap, the one bounded heap dump under its logs, and the JVM's fatal-error file beside it."""
+    return "".join(
+        f"{option}\n"
+        for option in (
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-XX:+HeapDumpOnOutOfMemoryError",
+            f"-XX:HeapDumpPath={folder.logs / HEAP_DUMP}",
+            f"-XX:ErrorFile={folder.logs / 'hs_err_pid%p.log'}",
+        )
+    )
+
+
 def prepare_node(folder: NodeFolder, dist: Path, settings: dict[str, str], heap: str, user: RunAs) -> None:
     """Make the node's home from the unpacked distribution and write its config: opensearch.yml with
     `settings`, the heap in jvm.options.d; home/config, data and logs belong to `user`."""
@@ -136,7 +151,9 @@ def prepare_node(folder: NodeFolder, dist: Path, settings: dict[str, str], heap:
     )  # fmt: skip
     options = folder.config / "jvm.options.d"
     options.mkdir(exist_ok=True)
-    (options / "lawindex.options").write_text(f"-Xms{heap}\n-Xmx{heap}\n", encoding="utf-8")
+    (options / "lawindex.options").write_text(jvm_options(heap, folder), encoding="utf-8")
+    for dump in (folder.root / "data").glob("java_pid*.hprof"):
+        dump.unlink(missing_ok=True)  # left in data/ by a node lawindex started before dumps went to logs/
     for path in (folder.root, folder.root / "data"):
         if not user.is_caller:
             os.chown(path, user.uid, user.gid)

@@ -19,6 +19,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 RECORD_FILE = "node.json"
 # A node folder's `owner` file: whose the folder (and its data) is, `node PORT` or a cluster's id.
 OWNER_FILE = "owner"
+# Where a node's JVM writes a heap dump when it dies of OutOfMemoryError: one file, under its logs. The JVM
+# never overwrites a dump file, so this one name keeps at most one dump (about the heap's size) until it is
+# removed; `lawindex opensearch status` names it. The distribution's own jvm.options writes a dump per
+# death into `data` (java_pid<pid>.hprof): each crash of a 512 MB node left about 600 MB there.
+HEAP_DUMP = "heap-dump.hprof"
 
 
 class _Recorded(BaseModel):

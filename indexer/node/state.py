@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +17,7 @@ from typing import Any, Literal, TypedDict
 from indexer.errors import NodeError
 from indexer.node import containers
 from indexer.node.host import HOST
-from indexer.node.record import ClusterRecord, Member, NodeRecord, nodes
+from indexer.node.record import HEAP_DUMP, ClusterRecord, Member, NodeRecord, nodes
 
 State = Literal["running", "stopped", "dead"]
 
@@ -69,6 +70,9 @@ class NodeStatus:
     # lines for the least-privileged user (mode 600). Never a password.
     ca_certs: str | None = None
     credentials: str | None = None
+    # A dead node's cause of death where its console log tells it (`died_of`): OutOfMemoryError, with the
+    # heap dump it left.
+    died: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The status as a JSON-ready dict."""
@@ -146,6 +150,7 @@ def status_from(record: NodeRecord | None, port: int, *, reused: bool = False) -
     # A cluster runs while any of its nodes does (it may still serve); each node says its own state.
     states = {view["state"] for view in views}
     state: State = "running" if "running" in states else ("dead" if "dead" in states else "stopped")
+    causes = [died_of(member) for member, view in zip(nodes(record), views, strict=True) if view["state"] == "dead"]
     return NodeStatus(
         state=state,
         port=port,
@@ -166,7 +171,50 @@ def status_from(record: NodeRecord | None, port: int, *, reused: bool = False) -
         nodes=views,
         ca_certs=record.ca_certs,
         credentials=record.credentials,
+        died="; ".join(cause for cause in causes if cause) or None,
     )
+
+
+# The most of a console log read for a cause of death: the end of it, where a JVM's last words are.
+CONSOLE_TAIL_BYTES = 1 << 20
+
+
+def died_of(member: Member) -> str | None:
+    """Why a dead node died, when its console log (stdout.log, since its last start) says it was of
+    OutOfMemoryError: the JVM's own words, and the heap dump it left (indexer.node.launch.HEAP_DUMP), if any."""
+    log = log_path(member)
+    if log is None:
+        return None
+    console = log.parent / "stdout.log"
+    try:
+        with console.open("rb") as file:
+            file.seek(max(0, console.stat().st_size - CONSOLE_TAIL_BYTES))
+            text = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    since = text[text.rfind(START_MARK) :] if START_MARK in text else text
+    found = _OOM.search(since)
+    if found is None:
+        return None
+    cause = f"OutOfMemoryError: {found.group(1).strip() or 'the heap'}"
+    if member.heap:
+        cause += f" (heap {member.heap})"
+    dump = log.parent / HEAP_DUMP
+    if dump.is_file():
+        size = dump.stat().st_size / 2**20
+        cause += f"; heap dump {dump} ({size:,.0f} MiB; the first is kept: remove it to keep the next)"
+    return f"{member.name or f'lawindex-{member.port}'} died of {cause}"
+
+
+# Death by OutOfMemoryError, as the console says it: OpenSearch's handler ("fatal error in thread [...],
+# exiting", or "... on the network layer"), the JVM's for an uncaught one ('Exception in thread "main"'), or
+# -XX:+ExitOnOutOfMemoryError's "Terminating due to", each with the error on its line or within three after.
+# The JVM's bare "java.lang.OutOfMemoryError: ... Dumping heap" is not enough: it is printed for an error that
+# was caught (a painless script's array past the heap leaves the node up).
+_OOM = re.compile(
+    r'(?:fatal error[^\n]*|Exception in thread "[^"\n]*"|Terminating due to)(?:[^\n]*\n){0,3}?[^\n]*?'
+    r"java\.lang\.OutOfMemoryError:?([^\n\]]*)"
+)
 
 
 # --- logs -------------------------------------------------------------------------------------------
@@ -249,8 +297,11 @@ def wait_green(record: NodeRecord, port: int, timeout: float = GREEN_TIMEOUT_S) 
         views = [node_view(m) for m in members]
         if not any(v["state"] == "running" for v in views):
             what = f"nodes on port {port}.." if cluster else f"node on {url}"
+            causes = [cause for cause in map(died_of, members) if cause]
+            said = f" ({'; '.join(causes)})" if causes else ""
             raise NodeError(
-                f"the OpenSearch {what} exited while starting" + log_tail_note(log), hint=f"see {log}" if log else None
+                f"the OpenSearch {what} exited while starting{said}" + log_tail_note(log),
+                hint=f"see {log}" if log else None,
             )
         # Every node asked on its own port: a node just relaunched answers only once it has started and
         # joined, while the others may still report the node it replaces (stopped a moment ago) as a

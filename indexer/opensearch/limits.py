@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from opensearchpy import TransportError
 
-# Rows asked for a page of a family (and the most a window asks in one request, below the result
-# window): a family is a handful of rows, so one request nearly always holds it.
+# The most rows one request asks for: a page of a family, of a window, of the plugin's ties. A family is a
+# handful of rows, so one request nearly always holds it. A window of 16,384 laws asked at once (12,000
+# exact ties, which widen it 16 -> 64 -> ... -> 16,384) made the node build every hit's source in one
+# answer; on a 512 MB heap that is what trips the parent breaker. Past PAGE rows a window is read in pages.
 PAGE = 1000
 
 _CLAUSES = re.compile(r"maxClauseCount is set to (\d+)")
@@ -106,26 +108,37 @@ class Candidates:
 
 
 def best(search: Search, query: dict[str, Any], size: int, page: int | None) -> list[dict[str, Any]]:
-    """OpenSearch's `size` best hits for `query`: one request when `page` (the result window) allows it,
-    else pages of at most `page` hits, sorted by `_score` and then corpus order, each read with
-    `search_after` from the last one's sort values. The pages together are a prefix of that order, so
-    every law they leave out scores at most the last one, as in a single request."""
-    if page is None or size <= page:
+    """OpenSearch's `size` best hits for `query`: one request when at most `page` (the result window, as
+    learnt) and PAGE rows, else pages of at most that many (`pages`). Either way every law they leave out
+    scores at most the last one returned."""
+    page = min(page or PAGE, PAGE)
+    if size <= page:
         return search({"size": size, "track_total_hits": False, "query": query})
     hits: list[dict[str, Any]] = []
+    for found in pages(search, query, page):
+        hits += found[: size - len(hits)]
+        if len(hits) >= size:
+            break
+    return hits
+
+
+def pages(search: Search, query: dict[str, Any], page: int) -> Iterator[list[dict[str, Any]]]:
+    """The hits of `query` in pages of `page` (at most PAGE), sorted by `_score` and then corpus order, each
+    read with `search_after` from the last one's sort values, until a page is not full. The pages together
+    are a prefix of that order, so every law they have not reached yet scores at most the last one read
+    (`sort[0]` of a hit is its score): what `best` and the plugin's proof of its ties rely on."""
     body: dict[str, Any] = {
+        "size": min(page, PAGE),
         "track_total_hits": False,
         "query": query,
         "sort": [{"_score": "desc"}, {"order": "asc"}],
     }
-    while len(hits) < size:
-        body["size"] = min(page, size - len(hits))
+    while True:
         found = search(body)
-        hits += found
+        yield found
         if len(found) < body["size"]:
-            break
+            return
         body["search_after"] = found[-1]["sort"]
-    return hits
 
 
 def every(search: Search, query: dict[str, Any], source: list[str], page: int) -> list[dict[str, Any]]:

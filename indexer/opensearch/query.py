@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -218,35 +219,50 @@ class OpenSearchEngine:
     ) -> Answer | None:
         """The answer from the plugin's own query, re-scored exactly and proven (`_plugin_proven`); None
         when the window path must answer: no word to ask, the alias moved (the window path reads the new
-        statistics), or the plugin's answer could not be proven (said on stderr; never expected)."""
+        statistics), or the plugin's answer could not be proven (said on stderr; never expected).
+
+        limit + 1 laws first: the law just past the last returned one proves the boundary. Only laws tied
+        with the limit-th (a duplicate law, or one differing past float32's precision) need more: they are
+        read on in pages of PLUGIN_PAGE by `_score` then corpus order (`limits.pages`), until a page ends
+        below the tie or the matches end, never all at once. (12,000 exact ties were handed to the window
+        path, which asked for 16,384 laws in one request.)"""
         terms = self._expand(state, asked, stats)
         if not terms:
             return None
+        query = plugin_query(question, limit + 1)
+
+        def batches() -> Iterator[tuple[list[dict[str, Any]], int, bool]]:
+            """Each answer of the plugin's query, how many laws it asked for, and whether it is the first of
+            a reading (the pages start again from the best law: the first request had the collector's order)."""
+            if limit + 1 <= limits.PAGE:
+                yield self._search(state, query, len(terms)), limit + 1, True
+            tied = limits.pages(lambda body: self._search(state, body, len(terms)), query["query"], PLUGIN_PAGE)
+            for number, page in enumerate(tied):
+                yield page, PLUGIN_PAGE, number == 0
+
         sizes: list[int] = []
+        read: list[dict[str, Any]] = []
         why = ""
-        # limit + 1: the law just past the last returned one proves the boundary. Only laws tied with the
-        # limit-th (a duplicate law, or one differing past float32's precision) need more, and get one
-        # more request with room for PLUGIN_TIES of them.
-        for size in (limit + 1, limit + 1 + PLUGIN_TIES):
-            sizes.append(size)
-            try:
-                hits = self._search(state, plugin_query(question, size), len(terms))
-            except (TooManyClauses, WindowTooLarge) as refused:
-                why = f"refused ({refused})"
-                break
-            if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
-                return None
-            self.refuse_altered(state, stats, hits)  # a law altered after its load is refused, never served
-            ranked_hits = _rescore(hits, terms, stats)
-            # The plugin's own order must already be the spec's: anything else is a plugin not doing
-            # what it promises, and its scores are not trusted for the bound either.
-            if [str(hit["_id"]) for hit in hits[:limit]] != [law_id(str(h.source["id"])) for h in ranked_hits[:limit]]:
-                why = "its order is not the spec's"
-                break
-            if len(hits) < size or _plugin_proven(ranked_hits, hits, limit):
-                found = [_hit(scored, terms) for scored in ranked_hits[:limit]]
-                return Answer(state, question, asked, terms, found, window=Window(tuple(sizes), plugin=True))
-            why = "ties at the boundary"
+        try:
+            for page, requested, fresh in batches():
+                read = page if fresh else read + page
+                sizes.append(len(read))
+                if page and {str(hit["_index"]) for hit in page} != {stats.index}:
+                    return None
+                self.refuse_altered(state, stats, page)  # a law altered after its load is refused, never served
+                ranked_hits = _rescore(read, terms, stats)
+                # The plugin's own order must already be the spec's: anything else is a plugin not doing
+                # what it promises, and its scores are not trusted for the bound either.
+                spec_order = [law_id(str(h.source["id"])) for h in ranked_hits[:limit]]
+                if [str(hit["_id"]) for hit in read[:limit]] != spec_order:
+                    why = "its order is not the spec's"
+                    break
+                if len(page) < requested or _plugin_proven(ranked_hits, page[-1], limit):
+                    found = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                    return Answer(state, question, asked, terms, found, window=Window(tuple(sizes), plugin=True))
+                why = "ties at the boundary"
+        except (TooManyClauses, WindowTooLarge) as refused:
+            why = f"refused ({refused})"
         _log.warning(
             "lawindex: %s: the plugin's answer to %r could not be proven (%s); answered by the window path",
             state,
@@ -430,9 +446,9 @@ class OpenSearchEngine:
 
 _log = logging.getLogger("lawindex.query")
 
-# Laws tied with the limit-th (equal spec scores, or within a float32 unit of it) that the plugin's second
-# request has room for: a generated Texas's duplicates come in twos and threes.
-PLUGIN_TIES = 24
+# Rows a page of the plugin's ties holds (limits.pages): a generated Texas's duplicates come in twos and
+# threes, so one page nearly always ends the tie; 12,000 exact ties take 47 requests of at most 256 laws.
+PLUGIN_PAGE = 256
 
 
 def plugin_query(question: str, size: int) -> dict[str, Any]:
@@ -445,19 +461,21 @@ def plugin_query(question: str, size: int) -> dict[str, Any]:
     }
 
 
-def _plugin_proven(ranked_hits: list[_Scored], hits: list[dict[str, Any]], limit: int) -> bool:
-    """True when no law outside the plugin's hits can enter the top `limit`.
+def _plugin_proven(ranked_hits: list[_Scored], last: dict[str, Any], limit: int) -> bool:
+    """True when no law the plugin's query has not returned yet can enter the top `limit`.
 
-    The plugin's `_score` is the float64 spec score rounded to the nearest float32, then raised by none or
-    a few units in the last place where float32 would tie laws that the spec tells apart (plugin/README.md):
-    so a law's spec score is at most the next float32 above its `_score`. The collector keeps the best
-    `_score`s, so a law left out has a `_score` at most the lowest one returned, and a spec score at most
-    the next float32 above that. The limit-th spec score of the hits must be strictly above it (an equal
-    one could win on corpus order)."""
+    The plugin's `_score` is the float64 spec score rounded to the nearest float32, then raised by none or a
+    few units in the last place where float32 would tie laws that the spec tells apart (docs/plugin.md):
+    never below the float nearest the law's spec score. The laws not returned yet come after `last` (the
+    collector, or the pages' sort, keeps the best `_score`s first), so a law X among them has
+    nearest(spec(X)) <= _score(X) <= _score(last). Rounding to nearest is monotone, so when
+    _score(last) < nearest(s), s the limit-th spec score of the laws read, spec(X) < s: X cannot enter.
+    An X with nearest(spec(X)) = nearest(s) could (an equal score wins on corpus order): so a tie with the
+    limit-th is read on until the scores fall below it."""
     if len(ranked_hits) < limit:
         return False
-    lowest = np.float32(min(float(hit["_score"]) for hit in hits))
-    return ranked_hits[limit - 1].score > float(np.nextafter(lowest, np.float32(np.inf)))
+    lowest = np.float32(float(last["sort"][0] if "sort" in last else last["_score"]))
+    return bool(lowest < np.float32(ranked_hits[limit - 1].score))
 
 
 def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:

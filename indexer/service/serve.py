@@ -543,9 +543,10 @@ def app_from_environment() -> Any:
     return _service(connection, limits)
 
 
-def _service(connection: Connection, limits: Limits) -> InFlight:
-    """The whole ASGI app of a worker: the bound on requests in flight, the body limit, the fast ask path."""
-    return InFlight(BodyLimit(FastAsk(create_app(connection))), limits.max_in_flight)
+def _service(connection: Connection, limits: Limits) -> BodyLimit:
+    """The whole ASGI app of a worker: the body read (within its limit) before the request counts against
+    the bound on requests in flight (indexer.service.limits.InFlight), then the fast ask path."""
+    return BodyLimit(InFlight(FastAsk(create_app(connection)), limits.max_in_flight))
 
 
 def check_address(host: str, port: int) -> None:

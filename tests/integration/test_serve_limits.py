@@ -156,19 +156,7 @@ def test_with_every_connection_busy_a_new_one_is_answered_503_with_retry_after(e
         assert b"lawindex serve holds 3 connections and none can be let go: each has a request under way" in body
 
 
-def test_past_the_requests_in_flight_503_with_retry_after(env: dict[str, str]) -> None:
-    with running(env, "--max-in-flight", "2") as service:
-        busy = [_connect(service) for _ in range(2)]
-        for sock in busy:
-            sock.sendall(SLOW_BODY)
-        time.sleep(1)
-        refused = httpx.get(service.url + "/healthz")
-        assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
-        assert refused.json() == {"error": "lawindex serve has 2 requests under way", "hint": "retry after 1 s"}
-        for sock in busy:
-            sock.close()
-        time.sleep(1)
-        assert httpx.get(service.url + "/healthz").status_code == 200
+# The bound on requests in flight, and slow bodies beside it: tests/integration/test_serve_slow_bodies.py.
 
 
 def test_sigterm_with_slow_clients_connected_exits_at_once_without_tracebacks(env: dict[str, str]) -> None:
