@@ -104,7 +104,9 @@ class Node:
         sampler.start()
         began = time.perf_counter()
         try:
-            status, body = self.call("POST", f"/{index}/_search", {"size": 8, "_source": ["id"], "query": {"lawindex": {"question": text}}})
+            status, body = self.call(
+                "POST", f"/{index}/_search", {"size": 8, "_source": ["id"], "query": {"lawindex": {"question": text}}}
+            )
         except (OSError, http.client.HTTPException) as error:
             return time.perf_counter() - began, peak[0] - base, [], f"no answer: {error!r}"
         finally:
@@ -126,7 +128,10 @@ def spec_times(laws_file: Path, questions: list[str]) -> list[tuple[float, list[
         done = subprocess.run(
             [str(TSX), str(directory / "timer.ts")],
             env={**os.environ, "LAWINDEX_CORPUS": str(laws_file), "LAWINDEX_QUESTIONS": str(asked)},
-            capture_output=True, text=True, timeout=3600, check=True,
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=True,
         )
         rows = [json.loads(line) for line in done.stdout.splitlines()]
         return [(float(row["ms"]) / 1000, list(row["ids"])) for row in rows]
@@ -145,7 +150,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hostile-plugin-"))
     corpus = synthetic.corpus_of("TX", laws, work / "TX.jsonl")
     synthetic.write_corpus(work / "TX.jsonl", laws)
-    asked = [(kind, length, question(kind, length, vocabulary, seed=length + i)) for i, kind in enumerate(KINDS) for length in LENGTHS]
+    asked = [
+        (kind, length, question(kind, length, vocabulary, seed=length + i))
+        for i, kind in enumerate(KINDS)
+        for length in LENGTHS
+    ]
     spec = spec_times(work / "TX.jsonl", [text for _, _, text in asked])
     print(f"corpus: {args.laws} generated laws, {len(vocabulary)} words (longest {max(map(len, vocabulary))} letters)")
 
@@ -159,7 +168,11 @@ def main() -> None:
         connections.append(connection)
         indices[name] = alias_of("TX", connection.namespace)
     try:
-        print(f"{'question':<34} {'spec':>9} " + " ".join(f"{name + ' time':>12} {name + ' heap':>11}" for name, _ in nodes) + "  same ids")
+        print(
+            f"{'question':<34} {'spec':>9} "
+            + " ".join(f"{name + ' time':>12} {name + ' heap':>11}" for name, _ in nodes)
+            + "  same ids"
+        )
         for (kind, length, text), (spec_s, spec_ids) in zip(asked, spec, strict=True):
             assert spec_ids == reference.ask(corpus, text).ids()
             cells = [f"{kind + ', ' + format(length, ','):<34} {spec_s * 1000:>7.0f}ms"]
@@ -174,7 +187,9 @@ def main() -> None:
             print(" ".join(cells) + "  " + "/".join(same))
     finally:
         for connection in connections:
-            connection.client().indices.delete(index=f"{connection.namespace}-*", ignore_unavailable=True, allow_no_indices=True)
+            connection.client().indices.delete(
+                index=f"{connection.namespace}-*", ignore_unavailable=True, allow_no_indices=True
+            )
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def _emphasised(fragments: list[str]) -> set[str]:
 
 
 def test_highlights_are_the_words_asked_expanded_ones_included(state: Loaded) -> None:
-    """"behing a firehydrant" asks behind, fire and hydrant: each hit's highlight marks the ones it has, as a
+    """Asking "behing a firehydrant" asks behind, fire and hydrant: each hit's highlight marks the ones it has, as a
     `match` query on those words marks them."""
     raw = Raw(state.url)
     question = "how far must i be behing a firehydrant"
@@ -129,7 +129,9 @@ def _slow_question(seed: int, words: int) -> str:
     """Many distinct misspelt words of 6 to 9 letters: each is looked into and corrected by one edit
     against the whole vocabulary, so the question is long work, in linear time."""
     rng = random.Random(seed)
-    return " ".join("".join(rng.choice("abcdefghijklmnoprstuvwy") for _ in range(rng.randint(6, 9))) for _ in range(words))
+    return " ".join(
+        "".join(rng.choice("abcdefghijklmnoprstuvwy") for _ in range(rng.randint(6, 9))) for _ in range(words)
+    )
 
 
 def test_a_timeout_stops_a_long_question(big: Loaded) -> None:
