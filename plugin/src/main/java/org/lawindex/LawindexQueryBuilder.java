@@ -29,7 +29,9 @@ import org.opensearch.index.similarity.SimilarityProvider;
  * {@code {"lawindex": {"question": "...", "field": "words", "order": "order"}}}: the spec's bm25() for a
  * question. {@code field} (default {@code words}, lawindex's ranked field) must be a text field scored by a
  * {@code lawindex_bm25} similarity; its search analyzer is the spec's words(). {@code order} (default
- * {@code order}) is the numeric field holding each law's corpus order, which breaks ties.
+ * {@code order}) is the numeric field holding each law's corpus order, which breaks ties. Every bad parameter
+ * is a 400 that names it (parsing here, the fields in doToQuery, OrderField), and a question longer than the
+ * index's {@code index.lawindex.max_question_length} a 400 that names the setting.
  */
 public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQueryBuilder> {
     public static final String NAME = "lawindex";
