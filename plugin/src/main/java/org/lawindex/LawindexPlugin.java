@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.index.IndexModule;
 import org.opensearch.plugins.Plugin;
@@ -11,6 +12,21 @@ import org.opensearch.plugins.SearchPlugin;
 
 /** The lawindex plugin: the {@code lawindex_bm25} similarity and the {@code lawindex} query. */
 public final class LawindexPlugin extends Plugin implements SearchPlugin {
+    /**
+     * The longest question (in UTF-16 units, as Java and JavaScript count) the lawindex query takes on an
+     * index; a longer one is a 400 that names this setting. 1,000,000 by default: the expansion's cost is
+     * linear in the question's length (Vocabulary), so a million characters is seconds at worst (benchmarks/
+     * RESULTS.md), and every question the spec answers in reasonable time is answered; past it a request
+     * has no business asking. Dynamic, per index, as index.max_regex_length.
+     */
+    public static final Setting<Integer> MAX_QUESTION_LENGTH = Setting.intSetting("index.lawindex.max_question_length",
+        1_000_000, 0, Setting.Property.Dynamic, Setting.Property.IndexScope);
+
+    @Override
+    public List<Setting<?>> getSettings() {
+        return List.of(MAX_QUESTION_LENGTH);
+    }
+
     @Override
     public void onIndexModule(IndexModule module) {
         module.addSimilarity(LawindexSimilarity.TYPE, (settings, version, scripts) -> LawindexSimilarity.fromSettings(asMap(settings)));

@@ -2,13 +2,14 @@ package org.lawindex;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
-import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.similarities.Similarity;
 import org.opensearch.core.ParseField;
@@ -28,7 +29,9 @@ import org.opensearch.index.similarity.SimilarityProvider;
  * {@code {"lawindex": {"question": "...", "field": "words", "order": "order"}}}: the spec's bm25() for a
  * question. {@code field} (default {@code words}, lawindex's ranked field) must be a text field scored by a
  * {@code lawindex_bm25} similarity; its search analyzer is the spec's words(). {@code order} (default
- * {@code order}) is the numeric field holding each law's corpus order, which breaks ties.
+ * {@code order}) is the numeric field holding each law's corpus order, which breaks ties. Every bad parameter
+ * is a 400 that names it (parsing here, the fields in doToQuery, OrderField), and a question longer than the
+ * index's {@code index.lawindex.max_question_length} a 400 that names the setting.
  */
 public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQueryBuilder> {
     public static final String NAME = "lawindex";
@@ -87,23 +90,35 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             if (token == XContentParser.Token.FIELD_NAME) {
                 current = parser.currentName();
             } else if (token.isValue()) {
+                if (BOOST_FIELD.match(current, parser.getDeprecationHandler())) {
+                    boost = parser.floatValue();
+                    continue;
+                }
+                boolean known = QUESTION.match(current, parser.getDeprecationHandler())
+                    || FIELD.match(current, parser.getDeprecationHandler())
+                    || ORDER.match(current, parser.getDeprecationHandler())
+                    || NAME_FIELD.match(current, parser.getDeprecationHandler());
+                if (!known) {
+                    throw new ParsingException(parser.getTokenLocation(),
+                        "[" + NAME + "] takes question, field, order, boost and _name; not [" + current + "]");
+                }
+                // "question": 30 was once taken as "30": a number, a boolean or null is not a question.
+                if (token != XContentParser.Token.VALUE_STRING) {
+                    throw new ParsingException(parser.getTokenLocation(),
+                        "[" + NAME + "] [" + current + "] must be a string, not " + describe(token));
+                }
                 if (QUESTION.match(current, parser.getDeprecationHandler())) {
                     question = parser.text();
                 } else if (FIELD.match(current, parser.getDeprecationHandler())) {
                     field = parser.text();
                 } else if (ORDER.match(current, parser.getDeprecationHandler())) {
                     order = parser.text();
-                } else if (BOOST_FIELD.match(current, parser.getDeprecationHandler())) {
-                    boost = parser.floatValue();
-                } else if (NAME_FIELD.match(current, parser.getDeprecationHandler())) {
-                    queryName = parser.text();
                 } else {
-                    throw new ParsingException(parser.getTokenLocation(),
-                        "[" + NAME + "] takes question, field, order, boost and _name; not [" + current + "]");
+                    queryName = parser.text();
                 }
             } else {
                 throw new ParsingException(parser.getTokenLocation(),
-                    "[" + NAME + "] [" + current + "] must be a string, not " + token);
+                    "[" + NAME + "] [" + current + "] must be a string, not " + describe(token));
             }
         }
         if (question == null) {
@@ -115,11 +130,37 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         return built;
     }
 
+    /** A JSON token as a user reads it: "a number", "an object"... */
+    private static String describe(XContentParser.Token token) {
+        switch (token) {
+            case VALUE_NUMBER:
+                return "a number";
+            case VALUE_BOOLEAN:
+                return "a boolean";
+            case VALUE_NULL:
+                return "null";
+            case START_OBJECT:
+                return "an object";
+            case START_ARRAY:
+                return "an array";
+            default:
+                return token.toString();
+        }
+    }
+
     @Override
     protected Query doToQuery(QueryShardContext context) throws IOException {
+        int limit = context.getIndexSettings().getValue(LawindexPlugin.MAX_QUESTION_LENGTH);
+        if (question.length() > limit) {
+            throw new IllegalArgumentException("[" + NAME + "] question is " + question.length() + " characters long, more than "
+                + "the " + limit + " this index takes; the limit is the index setting ["
+                + LawindexPlugin.MAX_QUESTION_LENGTH.getKey() + "]");
+        }
         MappedFieldType type = context.fieldMapper(field);
         if (type == null) {
-            return new MatchNoDocsQuery("field [" + field + "] is not mapped");
+            // A misspelt field once answered 200 with no hits, as if no law shared a word.
+            throw new IllegalArgumentException("[" + NAME + "] field [" + field + "] is not mapped in this index; the "
+                + "question is asked of lawindex's ranked field, [" + DEFAULT_FIELD + "]");
         }
         TextSearchInfo search = type.getTextSearchInfo();
         SimilarityProvider provider = search == null ? null : search.getSimilarity();
@@ -134,13 +175,17 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                 + "); create the index with index.similarity.lawindex.type: " + LawindexSimilarity.TYPE
                 + " and \"similarity\": \"lawindex\" on the field");
         }
+        OrderField.check(context, order);
         return new LawindexQuery(field, order, words(context.getSearchAnalyzer(type), field, question),
-            (LawindexSimilarity) similarity);
+            (LawindexSimilarity) similarity, RequestBreaker.of(context));
     }
 
-    /** The question's words: the field's search analyzer, which for lawindex's field is the spec's words(). */
+    /**
+     * The question's distinct words in question order: the field's search analyzer, which for lawindex's field
+     * is the spec's words(). A word asked again changes nothing of the spec's answer (see Expansion#asked).
+     */
     static List<String> words(Analyzer analyzer, String field, String question) throws IOException {
-        List<String> words = new ArrayList<>();
+        Set<String> words = new LinkedHashSet<>();
         try (TokenStream stream = analyzer.tokenStream(field, question)) {
             CharTermAttribute term = stream.addAttribute(CharTermAttribute.class);
             stream.reset();
@@ -149,7 +194,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             }
             stream.end();
         }
-        return words;
+        return new ArrayList<>(words);
     }
 
     @Override

@@ -66,10 +66,14 @@ final class Ranking {
         this.maxScore = maxScore;
     }
 
+    /**
+     * The ranking of the laws for {@code asked} (the question's words as the laws spell them, each distinct
+     * word once, in the spec's order) whose live counts are {@code counts}. What it holds grows with the
+     * shard (13 bytes a document, 40 a matching law), charged to {@code work} before it is made; each posting
+     * read is a step of it (cancellation and the timeout are checked as it goes).
+     */
     static Ranking of(IndexReader reader, CollectionStatistics statistics, String field, String orderField,
-                      List<String> words, LawindexSimilarity similarity) throws IOException {
-        Vocabulary vocabulary = new Vocabulary(reader, field, orderField);
-        List<String> asked = Expansion.asked(words, vocabulary);
+                      List<String> asked, long[] counts, LawindexSimilarity similarity, Work work) throws IOException {
         long docCount = statistics == null ? 0 : statistics.docCount();
         long sumTotalTermFreq = statistics == null ? 0 : statistics.sumTotalTermFreq();
         // The setting as written: the max with Lucene's doc count that the similarity takes for OpenSearch's
@@ -79,6 +83,8 @@ final class Ranking {
         double k1 = similarity.k1();
         double b = similarity.b();
         int maxDoc = reader.maxDoc();
+        // sums (8), floats (4) and touched (1) per document of the shard.
+        work.charge(13L * maxDoc);
         double[] sums = new double[maxDoc];
         boolean[] touched = new boolean[maxDoc];
         // The documents a word of the question reached, in the order first reached: only they are looked
@@ -89,7 +95,7 @@ final class Ranking {
         double[] idf = new double[asked.size()];
         List<LeafReaderContext> leaves = reader.leaves();
         for (int w = 0; w < asked.size(); w++) {
-            n[w] = vocabulary.count(asked.get(w));
+            n[w] = counts[w];
             idf[w] = Bm25.idf(size, n[w]);
             if (n[w] == 0) {
                 continue;
@@ -108,6 +114,7 @@ final class Ranking {
                 NumericDocValues lengths = leaf.reader().getNormValues(field);
                 PostingsEnum postings = iterator.postings(null, PostingsEnum.FREQS);
                 for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+                    work.posting();
                     if (live != null && !live.get(doc)) {
                         continue;
                     }
@@ -118,6 +125,7 @@ final class Ranking {
                     if (!touched[global]) {
                         touched[global] = true;
                         if (reachedCount == reached.length) {
+                            work.charge(4L * reachedCount);
                             reached = Arrays.copyOf(reached, reachedCount * 2);
                         }
                         reached[reachedCount++] = global;
@@ -128,6 +136,8 @@ final class Ranking {
         // The spec keeps a law whose score is > 0 (every matching law, with real statistics). Each kept law
         // as one long: its float (descending) above its document id (ascending), which is how Lucene's
         // collector ranks; one primitive sort.
+        // keys (8), ranked (4), positive (4), docs (4) per law reached; a run of ties sorts with 40 more each.
+        work.charge(20L * reachedCount);
         long[] keys = new long[reachedCount];
         int matched = 0;
         for (int i = 0; i < reachedCount; i++) {
@@ -151,7 +161,9 @@ final class Ranking {
                 end++;
             }
             if (end - r > 1) {
-                inSpecOrder(ranked, r, end, sums, leaves, orderField);
+                work.charge(40L * (end - r));
+                inSpecOrder(ranked, r, end, sums, leaves, orderField, work);
+                work.release(40L * (end - r));
             }
             r = end;
         }
@@ -201,7 +213,7 @@ final class Ranking {
      * then document id.
      */
     private static void inSpecOrder(int[] ranked, int from, int to, double[] sums, List<LeafReaderContext> leaves,
-                                    String orderField) throws IOException {
+                                    String orderField, Work work) throws IOException {
         int count = to - from;
         long[] orders = new long[count];
         // The run's ids ascend, so each leaf's doc values are read forward once.
@@ -209,6 +221,7 @@ final class Ranking {
         SortedNumericDocValues values = null;
         LeafReaderContext leaf = null;
         for (int i = 0; i < count; i++) {
+            work.posting();
             int global = ranked[from + i];
             if (leaf == null || global >= leaf.docBase + leaf.reader().maxDoc()) {
                 leafIndex = ReaderUtil.subIndex(global, leaves);

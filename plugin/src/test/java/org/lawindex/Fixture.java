@@ -72,7 +72,7 @@ final class Fixture implements AutoCloseable {
         reader = DirectoryReader.open(directory);
     }
 
-    Vocabulary vocabulary() {
+    Vocabulary vocabulary() throws IOException {
         return new Vocabulary(reader, "words", "order");
     }
 
