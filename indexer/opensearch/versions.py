@@ -18,7 +18,10 @@ What differs inside the range, and what lawindex does about it:
 
 from __future__ import annotations
 
+import contextlib
 import re
+from dataclasses import dataclass
+from typing import Any
 
 OLDEST = (2, 11, 0)
 NEWEST_LINE = (3, 9)
@@ -73,3 +76,63 @@ def matches_range(running: str, wanted: str) -> bool:
         low = parse(wanted[1:])
         return have is not None and low is not None and low <= have and have[:2] == low[:2]
     return parse(wanted.removeprefix("=")) == have and have is not None
+
+
+@dataclass(frozen=True)
+class ClusterFit:
+    """What a cluster runs and what lawindex can do there: `lawindex status` and `verify` say it."""
+
+    version: str
+    unsupported: str | None  # why the version is outside the range, None inside
+    plugin: str | None  # the installed lawindex plugin's requirement (`~2.19.0`, `2.11.1`), None when absent
+    plugin_matches: bool  # installed on every node, and built for the version they run
+    knn: bool  # every node has k-NN (the meaning path)
+
+    def describe(self) -> str:
+        """One line: `OpenSearch 2.19.6 (supported: 2.11.0 to 3.9.x); lawindex plugin ~2.19.0: matches`."""
+        support = self.unsupported or f"supported: {RANGE}"
+        if self.plugin is None:
+            plugin = "lawindex plugin: not installed (the window path only)"
+        elif self.plugin_matches:
+            plugin = f"lawindex plugin for {self.plugin}: matches"
+        else:
+            plugin = f"lawindex plugin for {self.plugin}: does NOT match, or not on every node (the window path only)"
+        return f"OpenSearch {self.version} ({support}); {plugin}; k-NN: {'yes' if self.knn else 'no'}"
+
+    def paths(self, built_for_plugin: bool, has_vectors: bool) -> list[str]:
+        """The paths a state can take here: `plugin` (its index built for it, the plugin installed and
+        matching), `window` (always), `meaning` (its index carries vectors and every node has k-NN)."""
+        found = ["plugin"] if built_for_plugin and self.plugin_matches else []
+        found.append("window")
+        if has_vectors and self.knn:
+            found.append("meaning")
+        return found
+
+
+def cluster_fit(client: Any) -> ClusterFit:
+    """The cluster's version and plugins (`_nodes/plugins`; where that is refused, the plugin and k-NN count as
+    absent from what can be seen)."""
+    from opensearchpy.exceptions import OpenSearchException
+
+    from indexer.opensearch.connection import server_version
+
+    version = server_version(client)
+    nodes: dict[str, Any] = {}
+    with contextlib.suppress(OpenSearchException):
+        answer = client.transport.perform_request(
+            "GET", "/_nodes/plugins",
+            params={"filter_path": "nodes.*.version,nodes.*.plugins.name,nodes.*.plugins.opensearch_version"},
+        )  # fmt: skip
+        nodes = (answer or {}).get("nodes") or {}
+    wanted: set[str] = set()
+    on_every, matches, knn = bool(nodes), bool(nodes), bool(nodes)
+    for node in nodes.values():
+        plugins = {p.get("name"): str(p.get("opensearch_version", "")) for p in node.get("plugins") or []}
+        knn = knn and "opensearch-knn" in plugins
+        if "lawindex" not in plugins:
+            on_every = matches = False
+            continue
+        wanted.add(plugins["lawindex"])
+        matches = matches and matches_range(str(node.get("version", version)), plugins["lawindex"])
+    plugin = sorted(wanted)[0] if wanted else None
+    return ClusterFit(version, unsupported(version), plugin, on_every and matches, knn)
