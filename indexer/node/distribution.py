@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from indexer.errors import NodeError
+from indexer.opensearch import versions
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 ZIP_PATH = "org/opensearch/distribution/integ-test-zip/opensearch/{v}/opensearch-{v}.zip"
@@ -40,6 +41,11 @@ MODULE_JAR_PATH = "org/opensearch/plugin/{name}/{v}/{name}-{v}.jar"
 # Bumped when what `ensure` makes from the same zip changes, so caches made by an older lawindex are redone.
 LAYOUT = "1"
 DOWNLOAD_TIMEOUT_S = 60.0
+
+
+def where() -> str:
+    """`Maven Central`, or the mirror's URL: what a message names."""
+    return "Maven Central" if maven_repo() == MAVEN_CENTRAL else maven_repo()
 
 
 def maven_repo() -> str:
@@ -200,6 +206,9 @@ def working_versions() -> list[str]:
 
 def home(version: str, cache: Path) -> Path:
     """The unpacked distribution `version` (modules added), made once per cache; shared, read-only by convention."""
+    why = versions.unsupported(version)
+    if why is not None:
+        raise NodeError(f"{why}: nothing was downloaded", hint=f"start OpenSearch {versions.RANGE}")
     root = cache / "dist"
     unpacked = root / f"opensearch-{version}"
     stamp = unpacked / ".lawindex-complete"
@@ -214,13 +223,13 @@ def home(version: str, cache: Path) -> Path:
                 download(ZIP_PATH.format(v=version), archive, user=user_digest())
             except NotPublished:
                 raise NotPublished(
-                    f"OpenSearch {version} has no distribution zip on {maven_repo()}",
+                    f"OpenSearch {version} has no distribution zip on {where()}",
                     hint=f"start a version whose zip is published with a digest ({working}); "
                     f"`lawindex plugin build --version {version}` still builds the plugin for it",
                 ) from None
             except NoDigest as error:
                 raise NoDigest(
-                    f"OpenSearch {version}'s distribution zip is on {maven_repo()}, but no digest of it is "
+                    f"OpenSearch {version}'s distribution zip is on {where()}, but no digest of it is "
                     f"(.sha512, .sha256, .sha1 and .md5 are all absent): lawindex starts nothing it cannot check",
                     hint=f"{error.hint}, or start a version published with a digest ({working})",
                 ) from None

@@ -6,6 +6,8 @@ No node: the versions' behaviour on real nodes is scripts/matrix's (docs/version
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -131,3 +133,17 @@ def test_the_zip_meets_amazon_opensearch_services_rules_for_custom_plugins(tmp_p
     assert kinds and kinds <= AWS_KINDS, kinds
     # 2.15 and later are ranged: one zip serves the domain's line through its patch releases.
     assert versions.matches_range(AWS_FIRST_VERSION, properties["dependencies"].split('"')[3])
+
+
+@pytest.mark.parametrize("version", ["2.10.0", "3.10.0"])
+def test_a_node_outside_the_range_is_refused_before_anything_is_downloaded(tmp_path: Path, version: str) -> None:
+    cache = tmp_path / "cache"
+    done = subprocess.run(
+        [sys.executable, "-c", "from indexer.cli import main; main()", "opensearch", "start", "--version", version,
+         "--port", "9459", "--cache-dir", str(cache)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 6, done
+    assert f"OpenSearch {version} is outside the versions lawindex supports (2.11.0 to 3.9.x)" in done.stderr
+    assert "downloading" not in done.stderr
+    assert not list(cache.rglob("*.zip")) and not list(cache.rglob("*.jar"))
