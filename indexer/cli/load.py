@@ -152,9 +152,13 @@ def status(
     from rich.table import Table
 
     from indexer.opensearch.status import status as states
+    from indexer.opensearch.versions import cluster_fit
 
     with reporting():
-        rows = states(connect(url, ca_certs, insecure, timeout))
+        connection = connect(url, ca_certs, insecure, timeout)
+        fit = cluster_fit(connection.client())
+        rows = states(connection, fit)
+    typer.echo(fit.describe(), err=True)
     if as_json:
         for row in rows:
             emit_json(asdict(row))
@@ -163,7 +167,7 @@ def status(
         typer.echo("no state is loaded yet: lawindex load corpora/", err=True)
         return
     table = Table()
-    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path"):
+    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path", "can take"):
         table.add_column(column)
     for row in rows:
         table.add_row(
@@ -176,5 +180,6 @@ def status(
             row.sha256[:12],
             row.loaded_at,
             row.path,
+            row.paths,
         )
     Console().print(table)

@@ -22,6 +22,7 @@ from indexer.cli.application import app
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from indexer.opensearch.connection import Connection
     from indexer.opensearch.verify import Ranking, StateReport
 
 
@@ -61,6 +62,8 @@ def verify(
         chosen = read_corpora(corpora, states or None)
         questions = read_questions(from_file) if from_file is not None else None
         engine = OpenSearchEngine(connection)
+        if not as_json:
+            _say_fit(connection, {law_file.state for law_file in chosen})
         console = Console(stderr=True)
         with console.status("verifying", spinner="dots") if sys.stderr.isatty() and not as_json else nullcontext():
             reports = run(engine, chosen, questions)
@@ -94,6 +97,18 @@ def verify(
                         typer.echo(f"\n{report.state}: {differing.question!r}", err=True)
                         typer.echo(_rankings(differing.reference, differing.other), err=True)
             raise Disagreement(f"the exact ask disagreed with the reference on {wrong} question(s)")
+
+
+def _say_fit(connection: "Connection", states: set[str]) -> None:
+    """On stderr: the cluster's version, whether its lawindex plugin matches it, and each state's paths there."""
+    from indexer.opensearch.status import status
+    from indexer.opensearch.versions import cluster_fit
+
+    fit = cluster_fit(connection.client())
+    typer.echo(fit.describe(), err=True)
+    for row in status(connection, fit):
+        if row.state in states:
+            typer.echo(f"{row.state} can take: {row.paths}", err=True)
 
 
 def _rankings(reference: "Ranking", exact: "Ranking", other: str = "exact ask") -> str:

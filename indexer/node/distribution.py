@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from indexer.errors import NodeError
+from indexer.opensearch import versions
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 ZIP_PATH = "org/opensearch/distribution/integ-test-zip/opensearch/{v}/opensearch-{v}.zip"
@@ -40,6 +41,11 @@ MODULE_JAR_PATH = "org/opensearch/plugin/{name}/{v}/{name}-{v}.jar"
 # Bumped when what `ensure` makes from the same zip changes, so caches made by an older lawindex are redone.
 LAYOUT = "1"
 DOWNLOAD_TIMEOUT_S = 60.0
+
+
+def where() -> str:
+    """`Maven Central`, or the mirror's URL: what a message names."""
+    return "Maven Central" if maven_repo() == MAVEN_CENTRAL else maven_repo()
 
 
 def maven_repo() -> str:
@@ -63,39 +69,146 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def download(path_in_repo: str, target: Path) -> Path:
-    """`path_in_repo` from the Maven repository into `target`, checked against the repository's SHA-1."""
-    url = f"{maven_repo()}/{path_in_repo}"
+# The digests Maven Central may publish beside an artifact, strongest first. Some OpenSearch zips carry only
+# some of them (3.1.0: sha1 and sha512; 3.4.0: sha1) and some none at all (2.12.0, 2.16.0, 2.17.1, 3.0.0, 3.2.0,
+# 3.3.0, 3.5.0, 3.7.0: the zip answers, every digest is a 404), so a missing .sha1 says nothing of the zip.
+DIGESTS = ("sha512", "sha256", "sha1", "md5")
+# A digest the user vouches for, `sha512:<hex>` (any of DIGESTS), for a zip Maven Central publishes none for.
+USER_DIGEST = "LAWINDEX_ZIP_DIGEST"
+
+
+class NotPublished(NodeError):
+    """The artifact itself is absent from the repository (404)."""
+
+
+class NoDigest(NodeError):
+    """The artifact is there, but the repository publishes no digest of it, and none was given."""
+
+
+def _fetch_text(url: str) -> str | None:
+    """The body of `url`, or None when the repository says it has no such file (404, or no such local file)."""
     try:
-        with urllib.request.urlopen(f"{url}.sha1", timeout=DOWNLOAD_TIMEOUT_S) as response:
-            expected = response.read().decode("ascii", errors="replace").split()[0].strip().lower()
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+            return str(response.read().decode("ascii", errors="replace"))
     except urllib.error.HTTPError as error:
         if error.code == 404:
-            raise NodeError(f"{url} is not published ({error.code})") from None
-        raise NodeError(f"could not fetch {url}.sha1: {error}") from None
-    except (OSError, IndexError) as error:
+            return None
+        raise NodeError(f"could not fetch {url}: {error}") from None
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, FileNotFoundError):
+            return None
         raise NodeError(
             f"could not reach {url}: {error}", hint="Maven Central (or $LAWINDEX_MAVEN_REPO) must be reachable"
         ) from None
+    except OSError as error:
+        raise NodeError(
+            f"could not reach {url}: {error}", hint="Maven Central (or $LAWINDEX_MAVEN_REPO) must be reachable"
+        ) from None
+
+
+def _exists(url: str) -> bool:
+    """Whether the repository has `url` (a HEAD request; a local file for file:// mirrors)."""
+    if url.startswith("file://"):
+        return Path(urllib.request.url2pathname(url.removeprefix("file://"))).is_file()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=DOWNLOAD_TIMEOUT_S):
+            return True
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return False
+        raise NodeError(f"could not fetch {url}: {error}") from None
+    except OSError as error:
+        raise NodeError(
+            f"could not reach {url}: {error}", hint="Maven Central (or $LAWINDEX_MAVEN_REPO) must be reachable"
+        ) from None
+
+
+def user_digest() -> tuple[str, str] | None:
+    """The digest in $LAWINDEX_ZIP_DIGEST as (algorithm, hex); BadInput-like NodeError when it is malformed."""
+    given = os.environ.get(USER_DIGEST, "").strip()
+    if not given:
+        return None
+    algorithm, _, value = given.partition(":")
+    algorithm, value = algorithm.strip().lower(), value.strip().lower()
+    lengths = {"sha512": 128, "sha256": 64, "sha1": 40, "md5": 32}
+    if algorithm not in lengths or len(value) != lengths[algorithm] or not all(c in "0123456789abcdef" for c in value):
+        raise NodeError(
+            f"${USER_DIGEST}={given!r} is not a digest",
+            hint=f"give it as <algorithm>:<hex>, the algorithm one of {', '.join(DIGESTS)}",
+        )
+    return algorithm, value
+
+
+def published_digest(url: str) -> tuple[str, str, list[str]] | None:
+    """The strongest digest the repository publishes for `url` as (algorithm, hex, the digest files it lacks),
+    or None when it publishes none. Every one is asked for, so that what is missing can be said exactly."""
+    found: list[tuple[str, str]] = []
+    missing: list[str] = []
+    for algorithm in DIGESTS:
+        text = _fetch_text(f"{url}.{algorithm}")
+        if text is not None and text.split():
+            found.append((algorithm, text.split()[0].strip().lower()))
+        else:
+            missing.append(f".{algorithm}")
+    return (*found[0], missing) if found else None
+
+
+def download(path_in_repo: str, target: Path, *, user: tuple[str, str] | None = None) -> Path:
+    """`path_in_repo` from the Maven repository into `target`, checked against the strongest digest the
+    repository publishes for it (sha512, sha256, sha1, md5), else against `user`'s. NotPublished when the
+    artifact is absent; NoDigest, before anything is downloaded, when it is there with no digest and no `user`."""
+    url = f"{maven_repo()}/{path_in_repo}"
+    found = published_digest(url)
+    if found is None and user is None:
+        if not _exists(url):
+            raise NotPublished(f"{url} is not published (404)")
+        raise NoDigest(
+            f"{url} is published, but with no digest ({', '.join('.' + a for a in DIGESTS)} are all absent): "
+            "lawindex downloads nothing it cannot check",
+            hint=f"get the file's digest from a source you trust and give it as ${USER_DIGEST}=sha512:<hex>",
+        )
+    algorithm, expected = (found[0], found[1]) if found is not None else user  # type: ignore[misc]
     partial = target.with_name(target.name + ".part")
-    digest = hashlib.sha1(usedforsecurity=False)
+    digest = hashlib.new(algorithm, usedforsecurity=False)
     try:
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, partial.open("wb") as out:
             while chunk := response.read(1 << 20):
                 digest.update(chunk)
                 out.write(chunk)
+    except urllib.error.HTTPError as error:
+        partial.unlink(missing_ok=True)
+        if error.code == 404:
+            raise NotPublished(f"{url} is not published (404)") from None
+        raise NodeError(f"downloading {url} failed: {error}") from None
     except OSError as error:
         partial.unlink(missing_ok=True)
         raise NodeError(f"downloading {url} failed: {error}") from None
     if digest.hexdigest() != expected:
         partial.unlink(missing_ok=True)
-        raise NodeError(f"{url}: SHA-1 {digest.hexdigest()} is not the published {expected}")
+        whose = "the published" if found is not None else f"${USER_DIGEST}'s"
+        raise NodeError(f"{url}: {algorithm} {digest.hexdigest()} is not {whose} {expected}")
+    if found is not None and found[2]:
+        _say(f"checked {url.rsplit('/', 1)[-1]} with its .{algorithm} ({', '.join(found[2])} not published)")
     partial.replace(target)
     return target
 
 
+def working_versions() -> list[str]:
+    """The versions whose distribution zip and a digest of it are on Maven Central, as the version matrix
+    (node/matrix.tsv) last found them: what a refused version's hint offers instead."""
+    for candidate in (Path(__file__).resolve().parents[2] / "node", Path(__file__).resolve().parent / "_data" / "node"):
+        matrix = candidate / "matrix.tsv"
+        if matrix.is_file():
+            rows = [line.split("\t") for line in matrix.read_text(encoding="utf-8").splitlines()]
+            return [r[0] for r in rows if len(r) > 1 and not r[0].startswith("#") and r[1] == "zip+digest"]
+    return []
+
+
 def home(version: str, cache: Path) -> Path:
     """The unpacked distribution `version` (modules added), made once per cache; shared, read-only by convention."""
+    why = versions.unsupported(version)
+    if why is not None:
+        raise NodeError(f"{why}: nothing was downloaded", hint=f"start OpenSearch {versions.RANGE}")
     root = cache / "dist"
     unpacked = root / f"opensearch-{version}"
     stamp = unpacked / ".lawindex-complete"
@@ -105,15 +218,21 @@ def home(version: str, cache: Path) -> Path:
         archive = root / f"opensearch-{version}.zip"
         if not archive.is_file():
             _say(f"downloading OpenSearch {version} (the min distribution, ~160 MB) from {maven_repo()} ...")
+            working = ", ".join(working_versions()) or "node/versions.env's"
             try:
-                download(ZIP_PATH.format(v=version), archive)
-            except NodeError as error:
-                if "not published" in error.message:
-                    raise NodeError(
-                        f"OpenSearch {version} has no distribution zip on Maven Central",
-                        hint="pick a pinned version (node/versions.env) or another published one",
-                    ) from None
-                raise
+                download(ZIP_PATH.format(v=version), archive, user=user_digest())
+            except NotPublished:
+                raise NotPublished(
+                    f"OpenSearch {version} has no distribution zip on {where()}",
+                    hint=f"start a version whose zip is published with a digest ({working}); "
+                    f"`lawindex plugin build --version {version}` still builds the plugin for it",
+                ) from None
+            except NoDigest as error:
+                raise NoDigest(
+                    f"OpenSearch {version}'s distribution zip is on {where()}, but no digest of it is "
+                    f"(.sha512, .sha256, .sha1 and .md5 are all absent): lawindex starts nothing it cannot check",
+                    hint=f"{error.hint}, or start a version published with a digest ({working})",
+                ) from None
         shutil.rmtree(unpacked, ignore_errors=True)
         staging = root / f".opensearch-{version}.unpacking"
         shutil.rmtree(staging, ignore_errors=True)

@@ -2,11 +2,15 @@
 
 The plugin gives OpenSearch the spec's BM25 (the `lawindex_bm25` similarity) and its retrieval (the
 `lawindex` query), so that any client gets the spec's laws in the spec's order in one request. A plugin's
-descriptor must name the exact OpenSearch version it runs on, so there is no one zip: `build` compiles
-`plugin/` with `javac` against the jars of that version's own distribution (`indexer.node.distribution`, the zip
-`lawindex opensearch start` runs) and packs `lawindex-<version>.zip`, cached per version and source digest.
-No Gradle, no Maven: a JDK is all it takes. Lucene 9 (OpenSearch 2.x) and Lucene 10 (3.x) differ in two
-classes (Weight#scorer, the Scorer constructor); each has its own `src/lucene<N>/` beside the shared sources.
+descriptor names the OpenSearch it runs on: from 2.13 a range (`dependencies={"opensearch": "~2.19.0"}`,
+OpenSearch #11441; the caret form is reported broken on 3.x, #18787, so the tilde is used), so one zip,
+`lawindex-2.19.zip`, serves every patch release of a line; before 2.13 one exact version, `lawindex-2.11.1.zip`.
+`build` compiles `plugin/` with `javac` against `org.opensearch:opensearch` of the line's first release (or of
+the exact version) and the OpenSearch and Lucene jars its pom names, fetched from Maven Central (indexer.node.maven,
+each checked against a published digest): no distribution is downloaded. No Gradle, no Maven: a JDK is all it
+takes. `_pack` is the one place that says what goes into the zip. Lucene 9 (OpenSearch 2.x) and Lucene 10
+(3.x) differ in two classes (Weight#scorer, the Scorer constructor); each has its own `src/lucene<N>/`
+beside the shared sources.
 
 `node_home` is the distribution with every plugin a node gets installed once (cached), which each node's
 home is then hard-linked from: `install` runs the distribution's own `bin/opensearch-plugin install
@@ -15,7 +19,9 @@ home is then hard-linked from: `install` runs the distribution's own `bin/opense
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -25,20 +31,19 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from indexer.errors import BadInput, NodeError
 from indexer.node import distribution
+from indexer.opensearch import versions
 
 NAME = "lawindex"
 # Bumped when what `build` makes from the same sources changes (the zip's layout, the descriptor's fields).
 BUILD_LAYOUT = "1"
 # Lucene majors with a shim folder under plugin/src/ (src/lucene9, src/lucene10).
 LUCENE_MAJORS = (9, 10)
-# The OpenSearch majors on those Lucene majors (2.x is Lucene 9, 3.x Lucene 10): a version of another major
-# is refused before anything is downloaded or compiled.
-OPENSEARCH_MAJORS = {2: 9, 3: 10}
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 JAVAC_TIMEOUT_S = 600.0
 INSTALL_TIMEOUT_S = 300.0
@@ -67,26 +72,9 @@ def _descriptor_template(root: Path) -> str:
     return (root / "src" / "main" / "resources" / "plugin-descriptor.properties").read_text(encoding="utf-8")
 
 
-def lucene_major(dist: Path) -> int:
-    """The Lucene major of an unpacked distribution, from its lib/lucene-core-<version>.jar."""
-    for jar in (dist / "lib").glob("lucene-core-*.jar"):
-        found = re.match(r"lucene-core-(\d+)\.", jar.name)
-        if found:
-            return int(found.group(1))
-    raise NodeError(f"{dist / 'lib'} has no lucene-core jar: not an OpenSearch distribution")
-
-
-def java_release(dist: Path) -> int:
-    """The Java release the distribution's own modules are built for (its descriptors' java.version)."""
-    releases: list[int] = []
-    for descriptor in (dist / "modules").glob("*/plugin-descriptor.properties"):
-        for line in descriptor.read_text(encoding="utf-8").splitlines():
-            if line.startswith("java.version="):
-                value = line.split("=", 1)[1].strip().removeprefix("1.")
-                if value.isdigit():
-                    releases.append(int(value))
-    # 11 at least: the sources use List.copyOf (Java 10) and nothing newer than 11.
-    return max([11, *releases])
+def java_release(version: str) -> int:
+    """The Java release OpenSearch `version`'s own modules are built for: 11 on 2.x, 21 on 3.x."""
+    return 21 if int(version.split(".")[0]) >= 3 else 11
 
 
 def find_javac(version: str, release: int) -> tuple[Path, int]:
@@ -123,85 +111,111 @@ def find_javac(version: str, release: int) -> tuple[Path, int]:
     )
 
 
-def _digest(root: Path, lucene: int, release: int, dist: Path) -> str:
+def _digest(root: Path, lucene: int, release: int, classpath: Sequence[Path], requirement: str) -> str:
     digest = hashlib.sha256()
-    parts: list[bytes] = [BUILD_LAYOUT.encode(), str(lucene).encode(), str(release).encode()]
+    parts: list[bytes] = [BUILD_LAYOUT.encode(), str(lucene).encode(), str(release).encode(), requirement.encode()]
     for path in _source_files(root, lucene):
         parts += [str(path.relative_to(root)).encode(), path.read_bytes()]
     parts.append(_descriptor_template(root).encode())
-    # The jars compiled against: the same version from another zip must not reuse a build.
-    parts += [jar.name.encode() for jar in sorted((dist / "lib").glob("*.jar"))]
+    parts += [jar.name.encode() for jar in classpath]  # the jars compiled against
     for part in parts:
         digest.update(part)
         digest.update(b"\0")
     return digest.hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Target:
+    """What one zip is built for: the OpenSearch it compiles against and the descriptor's requirement."""
+
+    compile_against: str  # 2.19.0 for the 2.19 line; the version itself before 2.13
+    requirement: str  # ~2.19.0, or 2.11.1 (exact)
+    name: str  # lawindex-2.19.zip, lawindex-2.11.1.zip
+
+    @property
+    def ranged(self) -> bool:
+        return self.requirement.startswith("~")
+
+
+def target(version: str) -> Target:
+    """The zip that serves OpenSearch `version`: its line's (`~M.m.0`) from 2.13, else the version's own."""
+    if versions.takes_descriptor_range(version):
+        first = f"{versions.line(version)}.0"
+        return Target(first, f"~{first}", f"{NAME}-{versions.line(version)}.zip")
+    return Target(version, version, f"{NAME}-{version}.zip")
+
+
 def zip_name(version: str) -> str:
-    """`lawindex-<version>.zip`: the file name of the plugin built for OpenSearch `version`."""
-    return f"{NAME}-{version}.zip"
+    """The file name of the plugin zip that serves OpenSearch `version`: `lawindex-2.19.zip` for a line
+    (2.13 on), `lawindex-2.11.1.zip` for one version (before)."""
+    return target(version).name
 
 
 def check_version(version: str) -> None:
-    """BadInput when `version` is not an OpenSearch version (major.minor.patch); NodeError when the plugin has
-    no build for its major (the sources cover the Lucene of OpenSearch 2.x and 3.x only)."""
-    found = _VERSION.fullmatch(version)
-    if found is None:
+    """BadInput when `version` is not an OpenSearch version (major.minor.patch); NodeError, naming the range,
+    when it is outside the versions lawindex supports (indexer.opensearch.versions)."""
+    if _VERSION.fullmatch(version) is None:
         raise BadInput(f"not an OpenSearch version: {version!r}", hint="a version is major.minor.patch, e.g. 3.6.0")
-    major = int(found.group(1))
-    if major not in OPENSEARCH_MAJORS:
-        known = " and ".join(f"{m}.x" for m in OPENSEARCH_MAJORS)
+    why = versions.unsupported(version)
+    if why is not None:
         raise NodeError(
-            f"the lawindex plugin has no build for OpenSearch {version} (it is built for OpenSearch {known})",
-            hint="use a pinned version (node/versions.env), or run that cluster without the plugin (the window path)",
+            f"the lawindex plugin has no build for OpenSearch {version}: {why.split(' is ', 1)[1]}",
+            hint=f"use OpenSearch {versions.RANGE}, or run that cluster without the plugin (the window path)",
         )
 
 
 def build(version: str, out: Path | None = None, cache_dir: Path | str | None = None) -> Path:
-    """The plugin zip for OpenSearch `version` (built once per version and source digest, then cached); with
-    `out`, copied into that folder. A version that is none, whose major the plugin has no build for, whose
-    distribution cannot be had, or whose Lucene the sources do not cover raises (BadInput, NodeError) and
-    leaves no zip."""
+    """The plugin zip that serves OpenSearch `version` (its line's from 2.13, else its own; built once per
+    source digest, then cached), compiled against Maven Central's jars: no distribution is downloaded. With
+    `out`, copied into that folder. A version that is none or outside the supported range, or whose jars cannot
+    be had, raises (BadInput, NodeError) and leaves no zip."""
     from indexer.node import java as node
+    from indexer.node import maven
 
     check_version(version)
     cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
-    dist = distribution.home(version, cache)
-    lucene = lucene_major(dist)
+    aim = target(version)
+    classpath = maven.compile_classpath(aim.compile_against, cache)
+    lucene = maven.lucene_major(classpath)
     if lucene not in LUCENE_MAJORS:
         raise NodeError(
             f"the lawindex plugin has no build for OpenSearch {version} (Lucene {lucene}; "
             f"plugin/src has Lucene {', '.join(map(str, LUCENE_MAJORS))})",
-            hint="use a pinned version (node/versions.env)",
+            hint=f"use OpenSearch {versions.RANGE}",
         )
     root = sources()
-    release = java_release(dist)
-    folder = cache / "plugins" / NAME / f"{version}-{_digest(root, lucene, release, dist)}"
-    built = folder / zip_name(version)
-    with distribution.locked(cache / "plugins" / NAME / f"{version}.lock"):
+    release = java_release(version)
+    folder = cache / "plugins" / NAME / f"{aim.name[:-4]}-{_digest(root, lucene, release, classpath, aim.requirement)}"
+    built = folder / aim.name
+    with distribution.locked(cache / "plugins" / NAME / f"{aim.name[:-4]}.lock"):
         if not built.is_file():
-            _compile(version, root, dist, lucene, release, folder)
+            _compile(version, aim, root, classpath, lucene, release, folder)
     if out is None:
         return built
     out.mkdir(parents=True, exist_ok=True)
-    target = out / built.name
-    partial = target.with_name(target.name + ".part")
+    target_path = out / built.name
+    partial = target_path.with_name(target_path.name + ".part")
     shutil.copyfile(built, partial)
-    partial.replace(target)
-    return target
+    partial.replace(target_path)
+    return target_path
 
 
-def _compile(version: str, root: Path, dist: Path, lucene: int, release: int, folder: Path) -> None:
+def _compile(
+    version: str, aim: Target, root: Path, classpath: Sequence[Path], lucene: int, release: int, folder: Path
+) -> None:
     javac, major = find_javac(version, release)
     began = time.monotonic()
-    _say(f"building the lawindex plugin for OpenSearch {version} (Lucene {lucene}, Java {release}) with {javac} ...")
+    _say(
+        f"building the lawindex plugin for OpenSearch {aim.requirement} (against {aim.compile_against}'s jars, "
+        f"Lucene {lucene}, Java {release}) with {javac} ..."
+    )
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".building.") as scratch:
         classes = Path(scratch) / "classes"
         classes.mkdir()
         command = [
             str(javac), "--release", str(release), "-encoding", "UTF-8", "-nowarn",
-            "-cp", str(dist / "lib" / "*"), "-d", str(classes),
+            "-cp", os.pathsep.join(str(j) for j in classpath), "-d", str(classes),
             *(str(p) for p in _source_files(root, lucene)),
         ]  # fmt: skip
         try:
@@ -213,21 +227,38 @@ def _compile(version: str, root: Path, dist: Path, lucene: int, release: int, fo
             raise NodeError(f"the lawindex plugin does not compile for OpenSearch {version}:\n{tail}")
         staged = Path(scratch) / "zip"
         staged.mkdir()
-        jar = staged / f"{NAME}-{version}.jar"
-        _write_jar(jar, classes, version)
-        descriptor = _descriptor_template(root)
-        for key, value in (("version", version), ("java.version", str(release)), ("opensearch.version", version)):
-            descriptor = descriptor.replace("${" + key + "}", value)
-        zipped = staged / zip_name(version)
-        with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as out:
-            out.writestr("plugin-descriptor.properties", descriptor)
-            out.write(jar, jar.name)
+        jar = staged / f"{aim.name[:-4]}.jar"
+        _write_jar(jar, classes, aim.compile_against)
+        zipped = staged / aim.name
+        _pack(zipped, descriptor(root, aim, release), [(jar, jar.name)])
         built = Path(scratch) / "built"
         built.mkdir()
         zipped.replace(built / zipped.name)
         shutil.rmtree(folder, ignore_errors=True)
         built.rename(folder)
-    _say(f"built {folder / zip_name(version)} in {time.monotonic() - began:.1f} s (javac of Java {major})")
+    _say(f"built {folder / aim.name} in {time.monotonic() - began:.1f} s (javac of Java {major})")
+
+
+def descriptor(root: Path, aim: Target, release: int) -> str:
+    """The zip's plugin-descriptor.properties: the template with its values, and the OpenSearch it runs on as
+    a range (`dependencies`) or one version (`opensearch.version`); OpenSearch refuses a descriptor with both."""
+    text = _descriptor_template(root)
+    for key, value in (("version", aim.compile_against), ("java.version", str(release))):
+        text = text.replace("${" + key + "}", value)
+    if aim.ranged:
+        wanted = json.dumps({"opensearch": aim.requirement})
+        return text.replace("opensearch.version=${opensearch.version}", f"dependencies={wanted}")
+    return text.replace("${opensearch.version}", aim.requirement)
+
+
+def _pack(zipped: Path, descriptor_text: str, files: Sequence[tuple[Path, str]]) -> None:
+    """Write the plugin zip: its descriptor at the top, then `files` as (file, name in the zip). The one place
+    where what a plugin zip holds is decided: a resource the plugin needs (a model file) is one more entry of
+    `files`, at the top level, where OpenSearch puts it in the plugin's folder."""
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr("plugin-descriptor.properties", descriptor_text)
+        for path, name in files:
+            out.write(path, name)
 
 
 def _write_jar(jar: Path, classes: Path, version: str) -> None:
@@ -256,8 +287,8 @@ def home_version(home: Path) -> str | None:
 
 
 def zip_version(zipped: Path) -> str | None:
-    """The `opensearch.version` a plugin zip's descriptor names (None when it names none); NodeError when
-    the file is not a plugin zip."""
+    """The OpenSearch a plugin zip's descriptor asks for: `2.11.1` (its `opensearch.version`) or `~2.19.0` (its
+    `dependencies`); None when it names none. NodeError when the file is not a plugin zip."""
     try:
         with zipfile.ZipFile(zipped) as archive:
             text = archive.read("plugin-descriptor.properties").decode("utf-8", "replace")
@@ -267,6 +298,9 @@ def zip_version(zipped: Path) -> str | None:
         key, _, value = line.partition("=")
         if key.strip() == "opensearch.version":
             return value.strip()
+        if key.strip() == "dependencies":
+            with contextlib.suppress(ValueError, AttributeError):
+                return str(json.loads(value).get("opensearch"))
     return None
 
 
@@ -276,7 +310,7 @@ def check_fits(home: Path, zips: Sequence[Path]) -> None:
     running = home_version(home)
     for zipped in zips:
         built_for = zip_version(zipped)
-        if running is not None and built_for is not None and built_for != running:
+        if running is not None and built_for is not None and not versions.matches_range(running, built_for):
             raise NodeError(
                 f"{zipped.name} is built for OpenSearch {built_for}, but {home} is OpenSearch {running}: "
                 "nothing was installed",

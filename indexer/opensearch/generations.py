@@ -9,7 +9,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LoadFailed
-from indexer.opensearch import lifecycle, plugin_path, stored_lexicon
+from indexer.opensearch import lifecycle, plugin_path, stored_lexicon, versions
 from indexer.opensearch.connection import DEFAULT_NAMESPACE, alias_of, index_prefix
 from indexer.opensearch.index_body import fingerprint
 from indexer.opensearch.schema import STATISTICS_ID
@@ -179,26 +179,23 @@ def swap(client: OpenSearch, state: str, index: str, current: Collection[str], n
     """Move the state's alias from `current` to the new `index`, and remove the index's private alias, in one
     `_aliases` call. When its answer is lost, what the alias points at says whether it was applied: LoadFailed
     when the alias moved under this load (another writer), the lost answer's error when nothing moved."""
-    from opensearchpy import ConnectionError, NotFoundError
+    from opensearchpy import ConnectionError, NotFoundError, TransportError
 
+    from indexer.opensearch.connection import server_version
     from indexer.opensearch.index_body import filling
 
     alias = alias_of(state, namespace)
-    # must_exist: a remove of an alias already gone fails the whole call instead of passing in
-    # silence, so a swap can never leave the alias on two indices (OpenSearch 3.0 and later).
-    actions: list[dict[str, Any]] = [{"remove": {"index": old, "alias": alias, **_MUST_EXIST}} for old in current]
-    actions += [
-        {"add": {"index": index, "alias": alias}},
-        {"remove": {"index": index, "alias": filling(index), **_MUST_EXIST}},
-    ]
+    actions = swap_actions(alias, index, filling(index), current, server_version(client))
     try:
         client.indices.update_aliases(body={"actions": actions})
-    except (NotFoundError, ConnectionError) as error:
+    except TransportError as error:
+        if not isinstance(error, (NotFoundError, ConnectionError)) and "more than one write index" not in str(error):
+            raise
         # The answer may have been lost after the node applied the swap (a dropped connection, a timeout;
         # the client's repeat then finds the old alias gone, 404): what the alias points at says which.
         now = behind(client, alias, namespace)
         if now != [index]:
-            if isinstance(error, NotFoundError) or now != sorted(current):
+            if not isinstance(error, ConnectionError) or now != sorted(current):
                 raise LoadFailed(
                     f"{state}: the alias {alias} moved while this load ran (another writer?); nothing was swapped",
                     hint="run the load again",
@@ -206,4 +203,20 @@ def swap(client: OpenSearch, state: str, index: str, current: Collection[str], n
             raise
 
 
-_MUST_EXIST = {"must_exist": True}
+def swap_actions(alias: str, index: str, private: str, current: Collection[str], version: str) -> list[dict[str, Any]]:
+    """The one `_aliases` call that moves `alias` from `current` to `index` and drops the index's `private`
+    alias, such that a second swap from the same `current` is refused whole rather than leaving the alias on
+    two indices: each `remove` with `must_exist` where OpenSearch `version` parses it (2.12.0 on), else the
+    new index added as the alias's one write index (indexer.opensearch.versions says why that is as safe)."""
+    if versions.has_must_exist(version):
+        guard: dict[str, Any] = {"must_exist": True}
+        return [
+            *({"remove": {"index": old, "alias": alias, **guard}} for old in current),
+            {"add": {"index": index, "alias": alias}},
+            {"remove": {"index": index, "alias": private, **guard}},
+        ]
+    return [
+        *({"remove": {"index": old, "alias": alias}} for old in current),
+        {"add": {"index": index, "alias": alias, "is_write_index": True}},
+        {"remove": {"index": index, "alias": private}},
+    ]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LawindexError, LoadInterrupted
-from indexer.opensearch import generations, index_body, lifecycle, plugin_path
+from indexer.opensearch import generations, index_body, lifecycle, plugin_path, versions
 from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, errors_translated, index_prefix
 from indexer.opensearch.fill import GREEN_TIMEOUT, Progress, fill, settle, wait_green
 from indexer.retrieval.corpus import Corpus
@@ -263,6 +263,7 @@ def load(
     with errors_translated(connection):
         from indexer.opensearch.vectors import for_cluster
 
+        check_supported(connection, client)  # before anything is written
         meaning = for_cluster(client)  # vectors too where every node has k-NN
         plugin = plugin_path.wanted(client, plugin)  # asked once for every state
 
@@ -286,6 +287,21 @@ def load(
         return _loading(connection, client, corpora, one, stop, dry_run, workers, finished)
     except LawindexError as error:
         raise _reported(error, corpora, finished, failures) from None
+
+
+def check_supported(connection: Connection, client: OpenSearch) -> None:
+    """ClusterRefused, naming the cluster's version and the supported range, when lawindex does not support
+    the OpenSearch that answers (indexer.opensearch.versions)."""
+    from indexer.errors import ClusterRefused
+    from indexer.opensearch.connection import redacted, server_version
+
+    version = server_version(client)
+    why = versions.unsupported(version)
+    if why is not None:
+        raise ClusterRefused(
+            f"{redacted(connection.url)}: {why}; nothing was written",
+            hint=f"run lawindex against OpenSearch {versions.RANGE}",
+        )
 
 
 def _reported(

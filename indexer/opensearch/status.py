@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from indexer.opensearch import lifecycle, plugin_path
+from indexer.opensearch import lifecycle, plugin_path, versions
 from indexer.opensearch.connection import Connection, errors_translated
 
 
@@ -23,12 +23,15 @@ class StateStatus:
     sha256: str
     loaded_at: str
     path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (opensearch.plugin_path)
+    paths: str = "window"  # every path it can take on this cluster (indexer.opensearch.versions.ClusterFit.paths)
 
 
-def status(connection: Connection) -> list[StateStatus]:
-    """Every state served under a lawindex alias, sorted by state."""
+def status(connection: Connection, fit: versions.ClusterFit | None = None) -> list[StateStatus]:
+    """Every state served under a lawindex alias, sorted by state; `fit` (the cluster's, asked when not given)
+    says which paths each can take."""
     client = connection.client()
     with errors_translated(connection):
+        fit = fit or versions.cluster_fit(client)
         namespace = connection.namespace
         found = client.indices.get_alias(index=f"{namespace}-*", ignore_unavailable=True, allow_no_indices=True)
         served = re.compile(re.escape(namespace) + r"-([a-z]{2})")
@@ -50,6 +53,7 @@ def status(connection: Connection) -> list[StateStatus]:
                         sha256=str(meta.get("sha256", "")),
                         loaded_at=str(meta.get("loaded_at", "")),
                         path=plugin_path.path_of(meta),
+                        paths=", ".join(fit.paths(plugin_path.path_of(meta) == "plugin", "meaning" in meta)),
                     )
                 )
         return sorted(rows, key=lambda row: row.state)

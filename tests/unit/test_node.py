@@ -307,13 +307,13 @@ def test_a_zip_with_every_module_is_left_as_it_came(maven: Path, tmp_path: Path)
 
 def test_a_download_that_does_not_match_its_sha1_is_refused(maven: Path, tmp_path: Path) -> None:
     _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), _zip("3.8.9", {}), sha1="0" * 40)
-    with pytest.raises(NodeError, match=r"SHA-1 .* is not the published 0000"):
+    with pytest.raises(NodeError, match=r"sha1 .* is not the published 0000"):
         distribution.home("3.8.9", tmp_path / "cache")
     assert not (tmp_path / "cache" / "dist" / "opensearch-3.8.9.zip").exists()
 
 
 def test_a_version_without_a_zip_says_so(maven: Path, tmp_path: Path) -> None:
-    with pytest.raises(NodeError, match=r"OpenSearch 3\.9\.0 has no distribution zip on Maven Central"):
+    with pytest.raises(NodeError, match=r"OpenSearch 3\.9\.0 has no distribution zip on "):
         distribution.home("3.9.0", tmp_path / "cache")
 
 
