@@ -6,19 +6,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
 
 import pytest
 
-from indexer.node import image
+from indexer.node import containers
+from tests.docker.service_image import build as service_image_build
 from tests.docker.support import REPO, get_json, lawindex_cli, wait_for
 
 PROJECT = os.environ.get("LAWINDEX_COMPOSE_PROJECT", "lawindex-compose-test")
-# What the Dockerfile copies (.dockerignore lets nothing else in).
-CONTEXT = ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "indexer", "mappings", "node", "plugin")
 QUESTIONS = ["how far from a fire hydrant can i park", "how long must i hold my learners permit", "parkng on a hil"]
 
 
@@ -33,35 +31,16 @@ def _compose() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def service_image(local_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The `lawindex` service's image, built by the Dockerfile FROM lawindex's Debian base (no registry here),
-    with a wheelhouse made by this machine's pip in its context (this machine's containers may not reach
-    PyPI themselves); named as docker-compose.yml names it, so that `up` uses it."""
-    name = f"{PROJECT}-lawindex:test"
-    context = tmp_path_factory.mktemp("lawindex-image")
-    for part in CONTEXT:
-        source = REPO / part
-        if source.is_dir():
-            shutil.copytree(source, context / part, ignore=shutil.ignore_patterns("__pycache__", "target"))
-        else:
-            shutil.copy2(source, context / part)
+def service_image(local_image: str) -> str:
+    """The `lawindex` service's image (tests/docker/service_image.py): LAWINDEX_SERVICE_IMAGE when .ci/run
+    built it ahead, else built here; docker-compose.yml takes its name from LAWINDEX_IMAGE."""
+    named = os.environ.get("LAWINDEX_SERVICE_IMAGE")
+    if named:
+        assert containers.image_present(named), f"LAWINDEX_SERVICE_IMAGE={named} is not in the engine"
+        return named
     began = time.monotonic()
-    base = image.base()
-    wheels = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"), str(context)],
-        capture_output=True, text=True, check=False, timeout=600,
-    )  # fmt: skip
-    assert wheels.returncode == 0, wheels.stderr
-    wheeled = time.monotonic()
-    built = subprocess.run(
-        ["docker", "build", "-q", "--build-arg", f"BASE_IMAGE={base}", "-t", name, str(context)],
-        capture_output=True, text=True, check=False, timeout=900,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stdout + built.stderr
-    print(
-        f"\nthe lawindex service's image {name}: wheels {wheeled - began:.0f} s, "
-        f"docker build {time.monotonic() - wheeled:.0f} s"
-    )
+    name = service_image_build(f"{PROJECT}-lawindex:test")
+    print(f"\nthe lawindex service's image {name} built in {time.monotonic() - began:.0f} s")
     return name
 
 

@@ -105,6 +105,19 @@ def lawindex(*args: str, env: dict[str, str] | None = None, stdin: bytes | None 
     return code, out, err
 
 
+def each_counts_once_more(counts: list[int], stopped: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    """Returns once every counter of `counts` (one per thread, each raised by its own thread) has grown since
+    the call, or at once when `stopped()` (a thread failed, and the test reports why); raises AssertionError
+    after `timeout` seconds. The reload tests wait so for every asker to have answered on the generation about
+    to be replaced: the fixed 0.3 s they slept did not promise it on a loaded 2-core machine."""
+    start = list(counts)
+    deadline = time.monotonic() + timeout
+    while any(now == then for now, then in zip(counts, start, strict=True)) and not stopped():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not every thread counted one more in {timeout:.0f} s: {start} -> {counts}")
+        time.sleep(0.01)
+
+
 def run_threads(threads: list[threading.Thread], timeout: float = 300) -> float:
     """Start `threads` together, wait for each (at most `timeout` seconds apiece); the seconds taken."""
     began = time.perf_counter()

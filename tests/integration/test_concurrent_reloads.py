@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
-from tests.integration.support import run_threads
+from tests.integration.support import each_counts_once_more, run_threads
 
 pytestmark = pytest.mark.integration
 
@@ -77,14 +76,19 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
     def reloader() -> None:
         try:
             for turn in range(RELOADS):
-                time.sleep(0.3)  # let the askers warm their caches on the generation being replaced
+                # every one of the askers answers on the generation about to be replaced
+                each_counts_once_more(answered, lambda: bool(errors or wrong), f"before reload {turn}")
                 load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=connection.namespace))
                 generations.append(str(serving(client, STATE, connection.namespace)))
         except Exception as error:  # a reload that fails fails the test, below
             errors.append(f"reload: {type(error).__name__}: {error}")
         finally:
-            time.sleep(0.3)  # questions on the last generation too
-            done.set()
+            try:  # and on the last generation too
+                each_counts_once_more(answered, lambda: bool(errors or wrong), "after the last reload")
+            except AssertionError as error:
+                errors.append(str(error))
+            finally:
+                done.set()
 
     def asker(number: int) -> None:
         engine = engines[number]

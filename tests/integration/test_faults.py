@@ -32,6 +32,8 @@ from tests.integration.support import timed_lawindex as lawindex
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 # LAWINDEX_FAULTS_PORT: engineers sharing a machine each keep to their own ports.
 OWN_PORT = int(os.environ.get("LAWINDEX_FAULTS_PORT", "9271"))
+# The node's static settings (scripts/test starts it with them ahead of this file, and the fixture finds it).
+OWN_SETTINGS = {"thread_pool.write.queue_size": "1", "thread_pool.write.size": "1"}
 
 
 # ---- unreachable when a command starts -------------------------------------------------------------
@@ -132,7 +134,7 @@ def own_node(opensearch_version: str) -> Iterator[str]:
     started = node.start(
         version=opensearch_version,
         port=OWN_PORT,
-        settings={"thread_pool.write.queue_size": "1", "thread_pool.write.size": "1"},
+        settings=OWN_SETTINGS,
     )
     try:
         yield started.url
@@ -275,7 +277,7 @@ def test_a_batch_goes_on_through_a_restart_and_reports_each_failed_question(
         node.start(
             version=opensearch_version,
             port=OWN_PORT,
-            settings={"thread_pool.write.queue_size": "1", "thread_pool.write.size": "1"},
+            settings=OWN_SETTINGS,
         )
     if serving(client, "MD", namespace) is None:  # a container restarts empty; a local node keeps its data
         load_state(client, corpus, LoadOptions(namespace=namespace))
