@@ -59,21 +59,15 @@ def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> N
 
 
 def _print_paired(found: "Sequence[Paired]", title: str) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     from indexer.service.significance import ALPHA, RESAMPLES, stars
 
-    table = Table(title=f"paired tests {title} (randomization: {RESAMPLES:,} resamples; * p < {ALPHA}, ** p < 0.01)")
-    for column in ("first", "second", "measure", "first", "second", "difference", "p (randomization)", "p (t)"):
-        table.add_column(column, justify="left" if column in ("first", "second", "measure") else "right")
-    table.columns[3].header, table.columns[4].header = "mean", "mean"
+    typer.echo(f"\npaired tests {title} (randomization, {RESAMPLES:,} resamples, and t; * p < {ALPHA}, ** p < 0.01):")
     for one in found:
-        table.add_row(
-            one.first, one.second, one.measure, f"{one.first_mean:.3f}", f"{one.second_mean:.3f}",
-            f"{one.difference:+.3f}{stars(one.randomization_p)}", f"{one.randomization_p:.4f}", f"{one.t_p:.4f}",
-        )  # fmt: skip
-    Console(highlight=False).print(table)
+        typer.echo(
+            f"  {one.first} vs {one.second} on {one.measure}: {one.first_mean:.3f} vs {one.second_mean:.3f}"
+            f" ({one.difference:+.3f}{stars(one.randomization_p)}), p = {one.randomization_p:.4f} (randomization),"
+            f" {one.t_p:.4f} (t)"
+        )
 
 
 def _print_report(report: "Report") -> None:
