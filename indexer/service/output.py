@@ -61,7 +61,8 @@ class _Out(BaseModel):
 Way = Literal["words", "meaning", "hybrid"]
 WAY_DESCRIPTION = (
     "words: the spec's BM25 (the default); meaning: every row by cosine with the question, process rows "
-    "included; hybrid: reciprocal-rank fusion of the two full exact rankings"
+    "included; hybrid: weighted reciprocal-rank fusion of the two full exact rankings (rrf_k, words_weight, "
+    "meaning_weight)"
 )
 
 
