@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from indexer.errors import NoMeaning
@@ -19,6 +20,7 @@ from indexer.retrieval import meaning as rank
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.service.engines import ClusterEngine
 from indexer.service.eval import of_split, read_judged
+from tests.integration.serving import running
 from tests.integration.support import fresh_connection, lawindex
 
 pytestmark = pytest.mark.integration
@@ -82,3 +84,29 @@ def test_ask_prints_the_weights_it_fused_with(loaded: Loaded) -> None:
     assert [hit["id"] for hit in answer["hits"]] == expected.ids()
     code, _out, err = lawindex("ask", "OH", question, "--by", "hybrid", "--meaning-weight", "-1", env=env)
     assert code == 2 and "--meaning-weight" in err
+
+
+def test_the_service_takes_the_fusion_and_refuses_one_out_of_range_naming_it(loaded: Loaded) -> None:
+    if not loaded.knn:
+        return
+    question = "amish buggy ahead what should i do"
+    env = {"OPENSEARCH_URL": loaded.url, "LAWINDEX_NAMESPACE": loaded.namespace}
+    with running(env, ready="/readyz") as service, httpx.Client(base_url=service.url, timeout=120) as client:
+        fusion = {"rrf_k": 20, "words_weight": 2.0, "meaning_weight": 0.5}
+        answered = client.get("/v1/states/OH/ask", params={"q": question, "by": "hybrid", **fusion})
+        assert answered.status_code == 200, answered.text
+        body = answered.json()
+        assert (body["rrf_k"], body["weights"]) == (20, {"words": 2.0, "meaning": 0.5})
+        assert [hit["id"] for hit in body["hits"]] == rank.answer(
+            loaded.corpus, question, 8, "hybrid", 20, 2.0, 0.5
+        ).ids()
+        batch = client.post("/v1/states/OH/ask", json={"questions": [question], "by": "hybrid", **fusion})
+        assert batch.status_code == 200 and batch.json()["answers"] == [body]
+        for params, named in (
+            ({"meaning_weight": "-1"}, "meaning_weight"),
+            ({"words_weight": "nan"}, "words_weight"),
+            ({"words_weight": "0", "meaning_weight": "0"}, "words_weight, meaning_weight"),
+            ({"rrf_k": "0"}, "rrf_k"),
+        ):
+            refused = client.get("/v1/states/OH/ask", params={"q": question, "by": "hybrid", **params})
+            assert refused.status_code == 400 and named in refused.json()["error"], (params, refused.text)
