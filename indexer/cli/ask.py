@@ -22,6 +22,7 @@ from indexer.cli._common import (
 )
 from indexer.cli.application import app
 from indexer.errors import LawindexError
+from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, RRF_K_MAX, WORDS_WEIGHT
 
 if TYPE_CHECKING:
     from indexer.retrieval.answers import Answer, Reached
@@ -41,6 +42,17 @@ class Way(StrEnum):
     words = "words"
     meaning = "meaning"
     hybrid = "hybrid"
+
+
+# The fusion of `--by hybrid` (indexer.retrieval.meaning), its defaults kept in indexer.retrieval.answers.
+RrfKOption = Annotated[int, typer.Option("--rrf-k", min=1, max=RRF_K_MAX, help="The k of the fusion (--by hybrid).")]
+WordsWeightOption = Annotated[
+    float, typer.Option("--words-weight", min=0.0, help="The words ranking's weight in the fusion (--by hybrid).")
+]
+MeaningWeightOption = Annotated[
+    float,
+    typer.Option("--meaning-weight", min=0.0, help="The meaning ranking's weight in the fusion (--by hybrid)."),
+]
 
 
 class EngineName(StrEnum):
@@ -183,11 +195,13 @@ def ask(
         Way,
         typer.Option(
             "--by",
-            help="words: the spec's BM25; meaning: every row by cosine with the question; hybrid: reciprocal-rank"
-            " fusion of the two full rankings (docs/meaning.md).",
+            help="words: the spec's BM25; meaning: every row by cosine with the question; hybrid: weighted"
+            " reciprocal-rank fusion of the two full rankings (docs/meaning.md).",
         ),
     ] = Way.words,
-    rrf_k: Annotated[int, typer.Option("--rrf-k", min=1, help="The k of the fusion (--by hybrid).")] = 60,
+    rrf_k: RrfKOption = RRF_K,
+    words_weight: WordsWeightOption = WORDS_WEIGHT,
+    meaning_weight: MeaningWeightOption = MEANING_WEIGHT,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
     insecure: InsecureOption = False,
@@ -205,6 +219,10 @@ def ask(
 
         if sum(given is not None for given in (question, from_file, family)) != 1:
             raise BadInput("give one of QUESTION, --from FILE or --family KEY")
+        from indexer.retrieval.answers import check_fusion
+
+        check_fusion(rrf_k, words_weight, meaning_weight)
+        fusion = (rrf_k, words_weight, meaning_weight)
         chosen = _engine(engine_name, corpora, url, ca_certs, insecure, timeout)
         if family is not None:
             rows = chosen.family(state, family)
@@ -214,7 +232,7 @@ def ask(
                 _print_law(law, as_json)
             return
         if question is not None:
-            answer = chosen.ask(state, question, limit, by.value, rrf_k)
+            answer = chosen.ask(state, question, limit, by.value, *fusion)
             _print(answer, as_json, chosen.explain(answer) if explain else None)
             return
     failed = 0
@@ -227,7 +245,7 @@ def ask(
             try:
                 if isinstance(asked, LawindexError):
                     raise asked
-                answer = chosen.ask(state, asked, limit, by.value, rrf_k)
+                answer = chosen.ask(state, asked, limit, by.value, *fusion)
             except LawindexError as error:
                 # One question that fails does not end the batch: it is reported, and the batch goes on.
                 failed = max(failed, error.exit_code)

@@ -1,5 +1,7 @@
 """`lawindex eval`: recall@8, MRR@8 and nDCG@8 of each way against judged questions (indexer.service.eval)."""
 
+from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,11 +17,29 @@ from indexer.cli._common import (
     reporting,
 )
 from indexer.cli.application import app
-from indexer.cli.ask import CorporaOption, EngineName, EngineOption, Way, _engine
+from indexer.cli.ask import (
+    CorporaOption,
+    EngineName,
+    EngineOption,
+    MeaningWeightOption,
+    RrfKOption,
+    Way,
+    WordsWeightOption,
+    _engine,
+)
+from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 
 if TYPE_CHECKING:
     from indexer.service.engines import Engine
     from indexer.service.eval import Judged, Report
+    from indexer.service.significance import Paired
+
+
+class Split(StrEnum):
+    """The halves `--split` accepts (indexer.service.eval.SPLITS)."""
+
+    tuning = "tuning"
+    held_out = "held-out"
 
 
 def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> None:
@@ -36,6 +56,18 @@ def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> N
             except BadInput as error:
                 raise BadInput(f"{source}: question {one.id} (#{number}): field 'relevant': {error.message}") from None
             seen.add((one.state, law))
+
+
+def _print_paired(found: "Sequence[Paired]", title: str) -> None:
+    from indexer.service.significance import ALPHA, RESAMPLES, stars
+
+    typer.echo(f"\npaired tests {title} (randomization, {RESAMPLES:,} resamples, and t; * p < {ALPHA}, ** p < 0.01):")
+    for one in found:
+        typer.echo(
+            f"  {one.first} vs {one.second} on {one.measure}: {one.first_mean:.3f} vs {one.second_mean:.3f}"
+            f" ({one.difference:+.3f}{stars(one.randomization_p)}), p = {one.randomization_p:.4f} (randomization),"
+            f" {one.t_p:.4f} (t)"
+        )
 
 
 def _print_report(report: "Report") -> None:
@@ -63,6 +95,9 @@ def _print_report(report: "Report") -> None:
         for second in report.ways[i + 1 :]:
             won, lost, tied = report.wins(first, second)
             typer.echo(f"{first} vs {second} on nDCG@8: {won} wins, {lost} losses, {tied} ties")
+    pairs = [(a, b) for i, a in enumerate(report.ways) for b in report.ways[i + 1 :]]
+    if pairs:
+        _print_paired([report.significance(a, b, name) for a, b in pairs for name in MEASURES], "between the ways")
     typer.echo(f"\nrelevant laws missed (not in the first {CUTOFF}), with the rank reached (- : not in the first 100):")
     for number, one in enumerate(report.judged):
         parts = []
@@ -85,7 +120,19 @@ def eval_command(
     by: Annotated[
         list[Way] | None, typer.Option("--by", help="A way to evaluate; repeat for several [default: all three].")
     ] = None,
-    rrf_k: Annotated[int, typer.Option("--rrf-k", min=1, help="The k of the fusion (--by hybrid).")] = 60,
+    rrf_k: RrfKOption = RRF_K,
+    words_weight: WordsWeightOption = WORDS_WEIGHT,
+    meaning_weight: MeaningWeightOption = MEANING_WEIGHT,
+    split: Annotated[
+        Split | None, typer.Option("--split", help="Only the judged questions of this half (their 'split').")
+    ] = None,
+    earlier: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="An earlier run's --json output: each way tested against itself there, paired by question.",
+        ),
+    ] = None,
     engine_name: EngineOption = EngineName.opensearch,
     corpora: CorporaOption = Path("corpora"),
     run: Annotated[
@@ -98,17 +145,31 @@ def eval_command(
     insecure: InsecureOption = False,
     timeout: TimeoutOption = None,
 ) -> None:
-    """Recall@8, MRR@8 and nDCG@8 of each way, overall and per state; wins and losses between the ways; and
-    per question the relevant laws each way missed, with the rank each reached."""
+    """Recall@8, MRR@8 and nDCG@8 of each way, overall and per state; wins and losses between the ways, and
+    whether each difference is more than chance (paired randomization and t tests); with --against, each
+    way against an earlier run; and per question the relevant laws each way missed, with the rank each
+    reached."""
     with reporting():
         from indexer.errors import BadInput
-        from indexer.service.eval import evaluate, question_objects, read_judged, summary_object, trec_run
+        from indexer.retrieval.answers import check_fusion
+        from indexer.service.eval import (
+            against,
+            evaluate,
+            of_split,
+            paired_object,
+            question_objects,
+            read_judged,
+            summary_object,
+            trec_run,
+        )
 
+        check_fusion(rrf_k, words_weight, meaning_weight)
         ways = [way.value for way in (by or list(Way))]
-        judged = read_judged(qrels, questions)
+        judged = of_split(read_judged(qrels, questions), None if split is None else split.value)
         engine = _engine(engine_name, corpora, url, ca_certs, insecure, timeout)
         _check_relevant(engine, judged, qrels)
-        report = evaluate(engine, judged, list(dict.fromkeys(ways)), rrf_k)
+        report = evaluate(engine, judged, list(dict.fromkeys(ways)), rrf_k, words_weight, meaning_weight)
+        compared = None if earlier is None else against(report, earlier)
         if run is not None:
             for way in report.ways:
                 target = run if len(report.ways) == 1 else run.with_name(f"{run.name}.{way}")
@@ -119,6 +180,11 @@ def eval_command(
     if as_json:
         for obj in question_objects(report):
             emit_json(obj, flush=False)
-        emit_json(summary_object(report))
+        summary = summary_object(report)
+        if compared is not None:
+            summary["against"] = [paired_object(one) for one in compared]
+        emit_json(summary)
         return
     _print_report(report)
+    if compared is not None:
+        _print_paired(compared, f"against {earlier}")

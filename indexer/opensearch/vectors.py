@@ -44,7 +44,7 @@ from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch import lifecycle, plugins
 from indexer.opensearch.schema import FETCHED
 from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
-from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
+from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
 from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, identity, row_text
 
@@ -232,7 +232,7 @@ def _hybrid(
     asked_vector: Vectors,
     worded: bool,
     limit: int,
-    rrf_k: int,
+    fusion: tuple[int, float, float],
     rows: int,
 ) -> list[tuple[_Row, float, int | None, int | None]]:
     """The first `limit` rows of the fusion of the two full exact rankings, from windows of each: the exact
@@ -252,7 +252,7 @@ def _hybrid(
                 raise _Stale  # the words came from a newer generation than the meaning
         whole = rows if window >= rows else None
         by_meaning = _by_meaning(engine, state, stats, asked_vector, window, whole, window // 4 + WINDOW)
-        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, rrf_k)
+        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, *fusion)
         if fused is not None:
             by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
             return [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
@@ -268,14 +268,17 @@ def answer(
     limit: int = RETRIEVED_LAWS,
     by: str = "meaning",
     rrf_k: int = RRF_K,
+    words_weight: float = WORDS_WEIGHT,
+    meaning_weight: float = MEANING_WEIGHT,
 ) -> Answer:
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
     from indexer.opensearch.connection import errors_translated
     from indexer.opensearch.query import _law
-    from indexer.retrieval.meaning import question_vector
+    from indexer.retrieval.meaning import fusion_of, question_vector
     from indexer.retrieval.words import words
 
     state = state_code(state)
+    fusion = fusion_of(by, rrf_k, words_weight, meaning_weight)
     asked_vector = question_vector(question)
     with errors_translated(engine.connection):
         for attempt in range(2):
@@ -288,7 +291,7 @@ def answer(
                 raise
             terms = stats.spelling.terms(words(question))
             if not asked_vector.any():
-                return Answer(state, question, words(question), terms, [], by=by, rrf_k=_k(by, rrf_k), reached=[])
+                return Answer(state, question, words(question), terms, [], by=by, **fusion, reached=[])
             chosen: list[tuple[_Row, float, int | None, int | None]]
             try:
                 if by == "meaning":
@@ -297,7 +300,8 @@ def answer(
                         for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
                     ]
                 else:
-                    chosen = _hybrid(engine, state, stats, question, asked_vector, bool(terms), limit, rrf_k, rows)
+                    weighted = (rrf_k, words_weight, meaning_weight)
+                    chosen = _hybrid(engine, state, stats, question, asked_vector, bool(terms), limit, weighted, rows)
             except _Stale:
                 continue
             hits, reached = [], []
@@ -306,11 +310,7 @@ def answer(
                 tfs = {term: counts[term] for term in terms if counts.get(term)}
                 hits.append(Hit(_law(row.source), value, row.order, tfs, int(row.source["length"])))
                 reached.append(Reached(words_rank, meaning_rank, row.cosine))
-            return Answer(state, question, words(question), terms, hits, by=by, rrf_k=_k(by, rrf_k), reached=reached)
+            return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
     raise ClusterRefused(
         f"the index behind {state}'s alias changed twice while the question was answered", hint="ask again"
     )
-
-
-def _k(by: str, rrf_k: int) -> int | None:
-    return rrf_k if by == "hybrid" else None

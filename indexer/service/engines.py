@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from indexer.errors import BadInput, NotFound
-from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer
+from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer
 from indexer.retrieval.corpus import Corpus, Law, parse_corpus, read_bytes, read_corpora, state_code
 
 if TYPE_CHECKING:
@@ -34,7 +34,14 @@ class Engine(Protocol):
     """Answers a question about one state's laws."""
 
     def ask(
-        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+        self,
+        state: str,
+        question: str,
+        limit: int = RETRIEVED_LAWS,
+        by: str = "words",
+        rrf_k: int = RRF_K,
+        words_weight: float = WORDS_WEIGHT,
+        meaning_weight: float = MEANING_WEIGHT,
     ) -> Answer:
         """The best `limit` laws of `state` for `question`, best first (none for a question without words),
         by words (the spec's BM25), meaning or hybrid (indexer.retrieval.meaning)."""
@@ -87,7 +94,14 @@ class ReferenceEngine:
         return self._corpora[code]
 
     def ask(
-        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+        self,
+        state: str,
+        question: str,
+        limit: int = RETRIEVED_LAWS,
+        by: str = "words",
+        rrf_k: int = RRF_K,
+        words_weight: float = WORDS_WEIGHT,
+        meaning_weight: float = MEANING_WEIGHT,
     ) -> Answer:
         """The spec's `bm25` answer, with the words and terms that reached it; or by meaning or hybrid."""
         from indexer.retrieval import reference
@@ -107,8 +121,8 @@ class ReferenceEngine:
             return reference.ask(self.corpus(state), question, limit)
         from indexer.retrieval import meaning as rank
 
-        rank.check_way(by, rrf_k)
-        return rank.answer(self.corpus(state), question, limit, by, rrf_k)
+        rank.check_way(by, rrf_k, words_weight, meaning_weight)
+        return rank.answer(self.corpus(state), question, limit, by, rrf_k, words_weight, meaning_weight)
 
     def _stored_state(self, state: str) -> StoredState | None:
         """The state's stored statistics (read on its first question), or None: too small a file to be
@@ -174,7 +188,14 @@ class ClusterEngine:
         return self.engine.client
 
     def ask(
-        self, state: str, question: str, limit: int = RETRIEVED_LAWS, by: str = "words", rrf_k: int = RRF_K
+        self,
+        state: str,
+        question: str,
+        limit: int = RETRIEVED_LAWS,
+        by: str = "words",
+        rrf_k: int = RRF_K,
+        words_weight: float = WORDS_WEIGHT,
+        meaning_weight: float = MEANING_WEIGHT,
     ) -> Answer:
         """The spec's exact answer, from OpenSearch; or by meaning or hybrid, equal to the reference's."""
         check_question(question, limit)
@@ -183,8 +204,8 @@ class ClusterEngine:
         from indexer.opensearch import vectors
         from indexer.retrieval import meaning as rank
 
-        rank.check_way(by, rrf_k)
-        return vectors.answer(self.engine, state, question, limit, by, rrf_k)
+        rank.check_way(by, rrf_k, words_weight, meaning_weight)
+        return vectors.answer(self.engine, state, question, limit, by, rrf_k, words_weight, meaning_weight)
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,

@@ -14,7 +14,15 @@ ties: the order measured is the order the engine returned. `--run FILE` writes t
 
 Per question: the relevant rows each way left out of its first 8, with the rank it reached (None: not in
 its first DEPTH; by words, a row sharing no word with the question is never reached). Between two ways:
-the questions each wins, loses and ties on nDCG@8.
+the questions each wins, loses and ties on nDCG@8, and whether the difference of each measure is more than
+chance (paired randomization and t tests, indexer.service.significance); between this run and an earlier
+one (`--against`, its `--json`), the same tests per way on the questions both asked.
+
+A judged question may name its `split` (`tuning` or `held-out`): `--split` keeps that half only, so that
+the fusion is chosen on one half and measured on the other.
+
+A relevant row may carry a grade (`{"id": "XX-S01", "grade": 2}`, or a qrels line's REL): nDCG@8 weighs it so;
+recall@8 and MRR@8 count every grade above 0 as relevant.
 """
 
 from __future__ import annotations
@@ -26,15 +34,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import BadInput, CorpusError
+from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 from indexer.retrieval.corpus import state_code
 
 if TYPE_CHECKING:
     from indexer.service.engines import Engine
+    from indexer.service.significance import Paired
 
 CUTOFF = 8
 # How deep each way is asked: the most `ask` returns. A relevant row past it is "not in the first 100".
 DEPTH = 100
 MEASURES = ("R@8", "RR@8", "nDCG@8")
+SPLITS = ("tuning", "held-out")
 NAMES = {"R@8": "recall@8", "RR@8": "MRR@8", "nDCG@8": "nDCG@8"}
 
 
@@ -46,6 +57,8 @@ class Judged:
     state: str
     question: str
     relevant: tuple[str, ...]
+    split: str | None = None  # tuning or held-out (SPLITS), or None: in no half
+    grades: tuple[int, ...] = ()  # per relevant row, its grade (>= 1); empty: every one 1
 
 
 @dataclass
@@ -87,6 +100,49 @@ class Report:
             else:
                 tied += 1
         return won, lost, tied
+
+    def values(self, way: str, measure: str) -> list[float]:
+        """`way`'s value of `measure` for each judged question, in order."""
+        return [asked.scores[measure] for asked in self.asked[way]]
+
+    def significance(self, first: str, second: str, measure: str) -> Paired:
+        """The paired tests of `first` against `second` on `measure` (indexer.service.significance)."""
+        from indexer.service.significance import paired
+
+        return paired(first, second, NAMES[measure], self.values(first, measure), self.values(second, measure))
+
+
+def against(report: Report, earlier: Path) -> list[Paired]:
+    """Each way of `report` against the same way in `earlier` (a `lawindex eval --json` output), on every
+    measure, paired over the questions both asked (by id); BadInput when they share no question and way."""
+    from indexer.service.significance import paired
+
+    before: dict[str, dict[str, dict[str, float]]] = {}  # way -> question id -> measure name -> value
+    for number, obj in _json_lines(earlier):
+        if obj.get("kind") != "question":
+            continue
+        ways = obj.get("ways")
+        if not isinstance(ways, dict) or not isinstance(obj.get("id"), str):
+            raise CorpusError(str(earlier), number, "ways", "not a `lawindex eval --json` question")
+        for way, measures in ways.items():
+            if isinstance(measures, dict):
+                before.setdefault(way, {})[obj["id"]] = measures
+    found = []
+    for way in report.ways:
+        kept = before.get(way, {})
+        numbers = [n for n, one in enumerate(report.judged) if one.id in kept]
+        if not numbers:
+            continue
+        for measure in MEASURES:
+            now = [report.asked[way][n].scores[measure] for n in numbers]
+            try:
+                then = [float(kept[report.judged[n].id][NAMES[measure]]) for n in numbers]
+            except (KeyError, TypeError, ValueError):
+                raise BadInput(f"{earlier}: a question of {way} has no number for {NAMES[measure]}") from None
+            found.append(paired(f"{way} (this run)", f"{way} ({earlier.name})", NAMES[measure], now, then))
+    if not found:
+        raise BadInput(f"{earlier}: no question and way in common with this run")
+    return found
 
 
 def _field(obj: dict[str, Any], name: str, file: str, line: int) -> str:
@@ -133,15 +189,46 @@ def _from_json(path: Path) -> list[Judged]:
         file = str(path)
         state = _state(_field(obj, "state", file, number), file, number)
         question = _field(obj, "question", file, number)
-        relevant = obj.get("relevant")
-        if not isinstance(relevant, list) or not relevant or not all(isinstance(x, str) and x for x in relevant):
-            raise CorpusError(file, number, "relevant", "must be a non-empty list of law ids")
+        relevant = _graded(obj.get("relevant"), file, number)
         name = obj.get("id", f"q{number}")
         if not isinstance(name, str) or not name or name in seen:
             raise CorpusError(file, number, "id", f"must be a unique non-empty string, got {name!r}")
+        split = obj.get("split")
+        if split is not None and split not in SPLITS:
+            raise CorpusError(file, number, "split", f"must be one of {', '.join(SPLITS)}, got {split!r}")
         seen.add(name)
-        judged.append(Judged(name, state, question, tuple(dict.fromkeys(relevant))))
+        judged.append(Judged(name, state, question, tuple(relevant), split, tuple(relevant.values())))
     return judged
+
+
+def _graded(relevant: Any, file: str, line: int) -> dict[str, int]:
+    """A line's `relevant`: law ids, or `{"id", "grade"}` objects (grade an integer >= 1), to id -> grade."""
+    if not isinstance(relevant, list) or not relevant:
+        raise CorpusError(file, line, "relevant", "must be a non-empty list of law ids")
+    graded: dict[str, int] = {}
+    for item in relevant:
+        if isinstance(item, dict):
+            law, grade = item.get("id"), item.get("grade", 1)
+        else:
+            law, grade = item, 1
+        if not isinstance(law, str) or not law:
+            raise CorpusError(file, line, "relevant", "must be a non-empty list of law ids (or {id, grade})")
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            raise CorpusError(file, line, "relevant", f"a grade must be an integer >= 1, got {grade!r}")
+        graded.setdefault(law, grade)
+    return graded
+
+
+def of_split(judged: Sequence[Judged], split: str | None) -> list[Judged]:
+    """The judged questions of `split` (all of them for None); BadInput when none is of it."""
+    if split is None:
+        return list(judged)
+    if split not in SPLITS:
+        raise BadInput(f"unknown split {split!r}", hint=f"use one of: {', '.join(SPLITS)}")
+    chosen = [one for one in judged if one.split == split]
+    if not chosen:
+        raise BadInput(f"no judged question is of the {split} split", hint="a line names its half in 'split'")
+    return chosen
 
 
 def _state(value: str, file: str, line: int) -> str:
@@ -154,7 +241,7 @@ def _state(value: str, file: str, line: int) -> str:
 def _from_trec(path: Path, questions: Path | None) -> list[Judged]:
     if questions is None:
         raise BadInput(f"{path}: TREC qrels need --questions FILE (JSON lines of id, state, question)")
-    relevant: dict[str, list[str]] = {}
+    relevant: dict[str, dict[str, int]] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -166,30 +253,49 @@ def _from_trec(path: Path, questions: Path | None) -> list[Judged]:
         except ValueError:
             raise CorpusError(str(path), number, "relevance", f"not an integer: {parts[3]!r}") from None
         if grade > 0:
-            relevant.setdefault(parts[0], []).append(parts[2])
+            relevant.setdefault(parts[0], {}).setdefault(parts[2], grade)
     judged = []
     for number, obj in _json_lines(questions):
         name = _field(obj, "id", str(questions), number)
         state = _state(_field(obj, "state", str(questions), number), str(questions), number)
         if name in relevant:
-            judged.append(Judged(name, state, _field(obj, "question", str(questions), number), tuple(relevant[name])))
+            graded = relevant[name]
+            split = obj.get("split") if obj.get("split") in SPLITS else None
+            judged.append(
+                Judged(name, state, _field(obj, "question", str(questions), number), tuple(graded), split,
+                       tuple(graded.values()))
+            )  # fmt: skip
     unknown = sorted(set(relevant) - {one.id for one in judged})
     if unknown:
         raise BadInput(f"{path}: questions {', '.join(unknown[:5])} are not in {questions}")
     return judged
 
 
-def evaluate(engine: Engine, judged: Sequence[Judged], ways: Sequence[str], rrf_k: int = 60) -> Report:
+def evaluate(
+    engine: Engine,
+    judged: Sequence[Judged],
+    ways: Sequence[str],
+    rrf_k: int = RRF_K,
+    words_weight: float = WORDS_WEIGHT,
+    meaning_weight: float = MEANING_WEIGHT,
+) -> Report:
     """Every judged question asked each way, and the measures, by ir-measures."""
     import ir_measures
 
     measures = [ir_measures.parse_measure(name) for name in MEASURES]
-    qrels = [ir_measures.Qrel(one.id, law, 1) for one in judged for law in one.relevant]
+    qrels = [
+        ir_measures.Qrel(one.id, law, one.grades[number] if one.grades else 1)
+        for one in judged
+        for number, law in enumerate(one.relevant)
+    ]
     asked: dict[str, list[Asked]] = {}
     overall: dict[str, dict[str, float]] = {}
     states: dict[str, dict[str, dict[str, float]]] = {}
     for way in ways:
-        rows = [Asked(engine.ask(one.state, one.question, DEPTH, way, rrf_k).ids()) for one in judged]
+        rows = [
+            Asked(engine.ask(one.state, one.question, DEPTH, way, rrf_k, words_weight, meaning_weight).ids())
+            for one in judged
+        ]
         asked[way] = rows
         run = run_of(judged, rows)
         by_query = {one.id: number for number, one in enumerate(judged)}
@@ -253,7 +359,7 @@ def question_objects(report: Report) -> list[dict[str, Any]]:
             }
         found.append(
             {"kind": "question", "id": one.id, "state": one.state, "question": one.question,
-             "relevant": list(one.relevant), "ways": ways}
+             **({"split": one.split} if one.split else {}), "relevant": list(one.relevant), "ways": ways}
         )  # fmt: skip
     return found
 
@@ -274,4 +380,14 @@ def summary_object(report: Report) -> dict[str, Any]:
             dict(zip(("first", "second", "wins", "losses", "ties"), (a, b, *report.wins(a, b)), strict=True))
             for a, b in pairs
         ],
+        "significance": [paired_object(report.significance(a, b, measure)) for a, b in pairs for measure in MEASURES],
     }
+
+
+def paired_object(found: Paired) -> dict[str, Any]:
+    """One paired comparison as `--json` writes it."""
+    return {
+        "first": found.first, "second": found.second, "measure": found.measure,
+        "first_mean": found.first_mean, "second_mean": found.second_mean, "difference": found.difference,
+        "randomization_p": found.randomization_p, "t_p": found.t_p, "significant": found.significant,
+    }  # fmt: skip

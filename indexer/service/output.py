@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from indexer.retrieval.answers import answer_json
+from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, RRF_K_MAX, WORDS_WEIGHT, answer_json
 from indexer.retrieval.corpus import Law
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ class _Out(BaseModel):
 Way = Literal["words", "meaning", "hybrid"]
 WAY_DESCRIPTION = (
     "words: the spec's BM25 (the default); meaning: every row by cosine with the question, process rows "
-    "included; hybrid: reciprocal-rank fusion of the two full exact rankings"
+    "included; hybrid: weighted reciprocal-rank fusion of the two full exact rankings (rrf_k, words_weight, "
+    "meaning_weight)"
 )
 
 
@@ -100,6 +101,13 @@ class HitOut(_Out):
     explain: list[ExplainPart] | None = Field(default=None, description="only when explain was asked for")
 
 
+class WeightsOut(_Out):
+    """The weights of a hybrid answer's fusion: each way's part is weight / (rrf_k + rank)."""
+
+    words: float
+    meaning: float
+
+
 class AnswerOut(_Out):
     """What `lawindex ask --json` prints for one question, and `GET /v1/states/{state}/ask` returns."""
 
@@ -107,6 +115,7 @@ class AnswerOut(_Out):
     question: str
     by: Literal["meaning", "hybrid"] | None = Field(default=None, description="absent for words (the default)")
     rrf_k: int | None = Field(default=None, description="by hybrid only: the k of reciprocal-rank fusion")
+    weights: WeightsOut | None = Field(default=None, description="by hybrid only: the fusion's weight of each way")
     words: list[str] = Field(description="words(question): the words that survived, in order")
     terms: list[str] = Field(description="the vocabulary words they were expanded to, in scoring order")
     hits: list[HitOut] = Field(description="the laws, best first")
@@ -119,6 +128,7 @@ class AnswerOut(_Out):
             question=answer.question,
             by=None if answer.by == "words" else answer.by,  # type: ignore[arg-type]
             rrf_k=answer.rrf_k,
+            weights=None if answer.weights is None else WeightsOut(words=answer.weights[0], meaning=answer.weights[1]),
             words=answer.words,
             terms=answer.terms,
             hits=[
@@ -220,7 +230,13 @@ class BatchIn(BaseModel):
     limit: int = Field(default=8, json_schema_extra={"minimum": 1, "maximum": 100})
     explain: bool = False
     by: Way = Field(default="words", description=WAY_DESCRIPTION)
-    rrf_k: int = Field(default=60, ge=1, description="the k of the fusion (by=hybrid)")
+    rrf_k: int = Field(default=RRF_K, ge=1, le=RRF_K_MAX, description="the k of the fusion (by=hybrid)")
+    words_weight: float = Field(
+        default=WORDS_WEIGHT, ge=0, allow_inf_nan=False, description="the words weight of the fusion (by=hybrid)"
+    )
+    meaning_weight: float = Field(
+        default=MEANING_WEIGHT, ge=0, allow_inf_nan=False, description="the meaning weight of the fusion (by=hybrid)"
+    )
 
     @field_validator("questions")
     @classmethod

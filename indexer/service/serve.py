@@ -44,7 +44,7 @@ from indexer.errors import (
     Unreachable,
 )
 from indexer.opensearch.connection import Connection, errors_translated
-from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K
+from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, RRF_K_MAX, WORDS_WEIGHT, check_fusion
 from indexer.retrieval.corpus import STATES, state_code
 from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, ClusterEngine, check_question
 from indexer.service.limits import PROTOCOL, InFlight, Limits, configure, open_files_for
@@ -219,6 +219,7 @@ class BodyLimit:
 
 _ASK_PATH = re.compile(r"/v1/states/([^/]+)/ask")
 _LIMIT = re.compile(r"[0-9]{1,3}")
+_FASTAPI_PARAMS = frozenset(("by", "rrf_k", "words_weight", "meaning_weight"))  # asked by meaning or hybrid
 
 
 class FastAsk:
@@ -274,7 +275,7 @@ class FastAsk:
         # As Starlette reads a query string, so the question is the same string either way.
         pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         given = dict(pairs)
-        if len(given) != len(pairs) or "q" not in given or "by" in given or "rrf_k" in given:
+        if len(given) != len(pairs) or "q" not in given or not _FASTAPI_PARAMS.isdisjoint(given):
             return None  # (by meaning or hybrid: FastAPI's path, which checks them)
         limit = given.get("limit", str(RETRIEVED_LAWS))
         explain = given.get("explain", "false")
@@ -410,12 +411,21 @@ def create_app(connection: Connection) -> FastAPI:
         ] = False,
         by: Annotated[Way, Query(description=WAY_DESCRIPTION)] = "words",
         rrf_k: Annotated[
-            int, Query(description="the k of the fusion (by=hybrid)", json_schema_extra={"minimum": 1})
+            int,
+            Query(
+                description="the k of the fusion (by=hybrid)",
+                json_schema_extra={"minimum": 1, "maximum": RRF_K_MAX},
+            ),
         ] = RRF_K,
+        words_weight: Annotated[
+            float, Query(description="the words weight of the fusion (by=hybrid)", json_schema_extra={"minimum": 0})
+        ] = WORDS_WEIGHT,
+        meaning_weight: Annotated[
+            float, Query(description="the meaning weight of the fusion (by=hybrid)", json_schema_extra={"minimum": 0})
+        ] = MEANING_WEIGHT,
     ) -> Response:
-        if rrf_k < 1:
-            raise BadInput(f"the RRF k must be 1 or more, got {rrf_k}")
-        answer = engine.ask(state, q, limit, by, rrf_k)
+        check_fusion(rrf_k, words_weight, meaning_weight)
+        answer = engine.ask(state, q, limit, by, rrf_k, words_weight, meaning_weight)
         parts = engine.explain(answer) if explain else None
         return Response(answer_json(answer, parts).encode("utf-8"), media_type=JSON)
 
@@ -433,7 +443,9 @@ def create_app(connection: Connection) -> FastAPI:
         answers: list[str] = []
         for question in batch.questions:
             try:
-                answer = engine.ask(code, question, batch.limit, batch.by, batch.rrf_k)
+                answer = engine.ask(
+                    code, question, batch.limit, batch.by, batch.rrf_k, batch.words_weight, batch.meaning_weight
+                )
                 parts = engine.explain(answer) if batch.explain else None
             except LawindexError as error:
                 answers.append(

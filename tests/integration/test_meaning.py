@@ -31,6 +31,7 @@ from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
+from indexer.retrieval.answers import RRF_K
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines, row_text
 from indexer.retrieval.meaning import proven
@@ -148,7 +149,7 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
     for question in [*mixed, *synthetic.generate_questions(laws, 12, 9)]:
         words, meaning = _full_rankings(corpus, question)
         first = HYBRID_WINDOW
-        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, 60) is None:
+        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, RRF_K) is None:  # the defaults
             widened += 1
         for limit in (1, 8, 50):
             _same(served, "GU", question, limit, "hybrid")

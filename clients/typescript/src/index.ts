@@ -46,6 +46,8 @@ export interface Answer {
   by?: "meaning" | "hybrid";
   /** By hybrid only: the k of the fusion. */
   rrf_k?: number;
+  /** By hybrid only: each way's weight in the fusion (a part is weight / (rrf_k + rank)). */
+  weights?: { words: number; meaning: number };
   /** words(question): the words that survived, in order. */
   words: string[];
   /** The corpus words they stand for (a typo, a compound), in scoring order. */
@@ -153,8 +155,12 @@ export interface AskOptions {
   explain?: boolean;
   /** words (default), meaning or hybrid. */
   by?: Way;
-  /** The k of the fusion (by hybrid; default 60). */
+  /** The k of the fusion (by hybrid; the service's default, 5). */
   rrfK?: number;
+  /** The words ranking's weight in the fusion (by hybrid; the service's default, 1). */
+  wordsWeight?: number;
+  /** The meaning ranking's weight in the fusion (by hybrid; the service's default, 4). */
+  meaningWeight?: number;
 }
 
 /** A client of one `lawindex serve`, e.g. `new LawindexClient("http://127.0.0.1:8077")`. */
@@ -168,7 +174,7 @@ export class LawindexClient {
   }
 
   /** The laws of `state` that best answer `question`, best first: the spec's bm25(laws, question, limit). */
-  async retrieve(state: string, question: string, options: { limit?: number; by?: Way; rrfK?: number } = {}): Promise<Hit[]> {
+  async retrieve(state: string, question: string, options: AskOptions = {}): Promise<Hit[]> {
     return (await this.ask(state, question, options)).hits;
   }
 
@@ -178,6 +184,8 @@ export class LawindexClient {
     if (options.explain) query.set("explain", "true");
     if (options.by !== undefined && options.by !== "words") query.set("by", options.by);
     if (options.rrfK !== undefined) query.set("rrf_k", String(options.rrfK));
+    if (options.wordsWeight !== undefined) query.set("words_weight", String(options.wordsWeight));
+    if (options.meaningWeight !== undefined) query.set("meaning_weight", String(options.meaningWeight));
     return this.request<Answer>(`/v1/states/${encodeURIComponent(state)}/ask?${query}`);
   }
 
@@ -197,6 +205,8 @@ export class LawindexClient {
       explain: options.explain ?? false,
       ...(options.by !== undefined ? { by: options.by } : {}),
       ...(options.rrfK !== undefined ? { rrf_k: options.rrfK } : {}),
+      ...(options.wordsWeight !== undefined ? { words_weight: options.wordsWeight } : {}),
+      ...(options.meaningWeight !== undefined ? { meaning_weight: options.meaningWeight } : {}),
     };
     const answered = await this.request<{ answers: (Answer | QuestionError)[] }>(
       `/v1/states/${encodeURIComponent(state)}/ask`,
