@@ -86,6 +86,8 @@ class Embedder(Protocol):
 
 # A run of texts embedded at once holds at most this many tokens' places (8 bytes each: 32 MB).
 _CELLS = 1 << 22
+# Texts tokenized and pooled at once by `embed`: 2,048 rows of float64 are 4 MB an array.
+TEXTS_AT_ONCE = 2048
 # Every value of the matrix is a whole number of 2^-UNIT_BITS (exact_terms checks it as the model loads).
 UNIT_BITS = 24
 _COSINE_ROWS = 1024
@@ -176,10 +178,17 @@ class WordLlamaEmbedder:
         """One unit vector per text (see the module's docstring for its arithmetic)."""
         if len(texts) == 1:
             return self.embed_one(texts[0])[None, :]
+        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        # TEXTS_AT_ONCE texts at a time, tokens to vectors: what a text is made into while it is embedded (its
+        # ids, its float64 sum, squares and quotients: about 8 KB) is held for those only, not for a whole
+        # state (51,781 laws of a generated state: 400 MB of float64 at once).
+        for start in range(0, len(texts), TEXTS_AT_ONCE):
+            out[start : start + TEXTS_AT_ONCE] = self._embedded(texts[start : start + TEXTS_AT_ONCE])
+        return out
+
+    def _embedded(self, texts: Sequence[str]) -> Vectors:
         ids = self.tokens(texts)
         count = len(ids)
-        if not count:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
         lengths = np.array([len(one) for one in ids], dtype=np.intp)
         # Longest first, in runs of at most _CELLS tokens' places (a run's texts times its longest): the
         # table of a run is dense, and one long law among 24,000 must not make a table of 24,000 times its

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
+from indexer.retrieval import embedding
 from indexer.retrieval.embedding import DIMENSION, GRID_BITS, WordLlamaEmbedder, default_embedder, exact_terms, row_text
 from indexer.retrieval.pieces import SPACE, Pieces
 from tests import synthetic
@@ -177,3 +178,13 @@ def test_a_tokenizer_the_cut_is_not_proven_for_is_tokenized_whole() -> None:
     split["pre_tokenizer"] = {"type": "Whitespace"}
     assert Pieces.of(Tokenizer.from_str(json.dumps(split))) is None
     assert Pieces.of(Tokenizer.from_str(json.dumps(made))) is not None
+
+
+def test_texts_embedded_a_few_at_a_time_make_the_same_bytes(
+    embedder: WordLlamaEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = generated(200, 4)
+    whole = embedder.embed(texts).tobytes()
+    for at_once in (2, 7, 64):
+        monkeypatch.setattr(embedding, "TEXTS_AT_ONCE", at_once)
+        assert embedder.embed(texts).tobytes() == whole, at_once
