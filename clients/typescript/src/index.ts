@@ -261,3 +261,4 @@ export class LawindexClient {
     }
   }
 }
+export * from "./cluster.js";
