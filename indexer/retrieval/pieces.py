@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 SPACE = "\u2581"  # SentencePiece's word marker, what the normalizer makes of a space
 _PIECE = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
 # Pieces kept: a state's vocabulary (about 20,000 words of a generated 7,200-law state) with room for three
-# states loading at once; about 200 bytes a piece (its text and its ids), so at most about 40 MB.
+# states loading at once; about 200 bytes a piece (its text and its ids), so at most about 50 MB.
 KEPT = 1 << 18
 
 
