@@ -57,6 +57,16 @@ def load(
             show_default=False,
         ),
     ] = None,
+    vectors: Annotated[
+        bool | None,
+        typer.Option(
+            "--vectors/--no-vectors",
+            help="Give every row its vector for --by meaning and hybrid, or load words only (meaning is then "
+            "refused) [default: vectors where the cluster can ask by meaning]. Vectors are kept by their text's "
+            "digest under the cache folder ($LAWINDEX_CACHE): a law whose text did not change is not embedded again.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
@@ -72,9 +82,11 @@ def load(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from indexer.node.java import default_cache_dir
     from indexer.opensearch.lifecycle import stopping_on_signals
     from indexer.opensearch.load import load as load_corpora
     from indexer.retrieval.corpus import read_corpora
+    from indexer.retrieval.vector_store import VectorStore
 
     with reporting(), stopping_on_signals() as stop:
         connection = connect(url, ca_certs, insecure, timeout)
@@ -98,6 +110,8 @@ def load(
                 replicas=replicas,
                 green_timeout=green_timeout,
                 plugin=plugin,
+                vectors=vectors,
+                store=VectorStore(default_cache_dir() / "vectors"),
                 progress=lambda name, done, _total: bars.update(tasks[name], completed=done),
                 wait=wait,
                 stop=stop,

@@ -22,8 +22,8 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from indexer.errors import LawindexError, LoadInterrupted
-from indexer.opensearch import generations, index_body, lifecycle, plugin_path, versions
+from indexer.errors import LawindexError, LoadInterrupted, NoMeaning
+from indexer.opensearch import generations, index_body, lifecycle, plugin_path, plugins, versions
 from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, errors_translated, index_prefix
 from indexer.opensearch.fill import GREEN_TIMEOUT, Progress, fill, settle, wait_green
 from indexer.retrieval.corpus import Corpus
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from indexer.opensearch.vectors import Meaning
+    from indexer.retrieval.vector_store import VectorStore
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,11 @@ class LoadOptions:
     alias moves only once the index is green, within `green_timeout` seconds (GREEN_TIMEOUT by default).
     `plugin`: build for the lawindex plugin (indexer.opensearch.plugin_path); by default, where every node of
     the cluster has it. `meaning`: the embedder whose vectors the index carries (indexer.opensearch.vectors),
-    none by default. `force` rebuilds the state even when its index is intact. `chunk_size`, `max_retries`
-    and `initial_backoff` shape the bulk fill (indexer.opensearch.fill); `wait` is how long the state's lock
-    is waited for, and `locks_ensured` says the locks' index was made already (lifecycle.StateLock)."""
+    none by default; `words_only` says in the index that it was loaded without them by choice (`--no-vectors`),
+    so that meaning asked of it is refused saying so. `force` rebuilds the state even when its index is intact.
+    `chunk_size`, `max_retries` and `initial_backoff` shape the bulk fill (indexer.opensearch.fill); `wait` is
+    how long the state's lock is waited for, and `locks_ensured` says the locks' index was made already
+    (lifecycle.StateLock)."""
 
     namespace: str = DEFAULT_NAMESPACE
     dry_run: bool = False
@@ -58,6 +61,7 @@ class LoadOptions:
     meaning: Meaning | None = None
     plugin: bool | None = None
     force: bool = False
+    words_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,8 @@ def _build(
     body = index_body.body(
         corpus, stats, index, namespace=namespace, replicas=options.replicas, meaning=meaning, plugin=plugin
     )
+    if options.words_only:
+        body["mappings"]["_meta"]["lawindex"]["words_only"] = True  # read by indexer.opensearch.vectors
     alias = alias_of(state, namespace)
     try:
         client.indices.create(index=index, body=body)
@@ -245,6 +251,8 @@ def load(
     green_timeout: float | None = None,
     plugin: bool | None = None,
     force: bool = False,
+    vectors: bool | None = None,
+    store: VectorStore | None = None,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
@@ -255,7 +263,10 @@ def load(
 
     `plugin`: build every index for the lawindex plugin (True; refused where a node lacks it) or for
     Lucene's BM25 (False); by default the plugin where every node has it (indexer.opensearch.plugin_path). `force`
-    rebuilds every state, intact or not."""
+    rebuilds every state, intact or not. `vectors`: give every row its vector for meaning and hybrid (True;
+    NoMeaning where the cluster cannot ask by meaning), words only (False: meaning asked of these states is
+    refused, saying so), or by default where the cluster can. `store` keeps the vectors by their text's digest
+    (indexer.retrieval.vector_store), so that a law whose text did not change is not embedded again."""
     client = connection.client()
     stop = stop or lifecycle.Stop()
     failures: dict[str, dict[str, Any]] = {}
@@ -264,7 +275,15 @@ def load(
         from indexer.opensearch.vectors import for_cluster
 
         check_supported(connection, client)  # before anything is written
-        meaning = for_cluster(client)  # vectors too where every node has k-NN
+        meaning = None if vectors is False else for_cluster(client)  # vectors too where the cluster can use them
+        if vectors and meaning is None:
+            raise NoMeaning(
+                f"--vectors: OpenSearch at {connection.url} cannot ask by meaning, so the vectors would not be used",
+                hint="load without --vectors (words only), or give the cluster what meaning needs: "
+                + plugins.knn_missing_hint(),
+            )
+        if meaning is not None and store is not None:
+            meaning = replace(meaning, store=store)
         plugin = plugin_path.wanted(client, plugin)  # asked once for every state
 
     options = LoadOptions(
@@ -277,6 +296,7 @@ def load(
         meaning=meaning,
         plugin=plugin,
         force=force,
+        words_only=vectors is False,
     )
 
     def one(corpus: Corpus) -> StateLoad:

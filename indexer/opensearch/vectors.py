@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from indexer.opensearch.query import OpenSearchEngine
     from indexer.opensearch.statistics import IndexStatistics
+    from indexer.retrieval.vector_store import VectorStore
 
 WINDOW = 16
 WIDEN = 4
@@ -66,6 +67,9 @@ class Meaning:
     """What a load adds to a state's index for meaning: the embedder, and what it makes of a corpus."""
 
     embedder: Embedder
+    # Vectors kept by the digest of their text (indexer.retrieval.vector_store): a law whose text did not
+    # change is not embedded again. None: every row embedded.
+    store: VectorStore | None = None
 
     @property
     def identity(self) -> str:
@@ -85,8 +89,11 @@ class Meaning:
         return body
 
     def vectors(self, corpus: Corpus) -> Vectors:
-        """Every row's vector, in corpus order."""
-        return self.embedder.embed([row_text(law) for law in corpus.laws])
+        """Every row's vector, in corpus order (the kept ones read back, where there is a store)."""
+        texts = [row_text(law) for law in corpus.laws]
+        if self.store is None:
+            return self.embedder.embed(texts)
+        return self.store.vectors(self.embedder, corpus.state, texts)
 
 
 def mapping(dimension: int) -> dict[str, Any]:
@@ -108,7 +115,7 @@ def for_cluster(client: OpenSearch) -> Meaning | None:
 
 # Per concrete index (a generation's name is never reused): its `_meta.lawindex.meaning` (or None) and how
 # many rows it holds. Bounded: a service asked of many generations starts again past it.
-_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int]] = {}
+_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int, bool]] = {}
 _KEPT = 1024
 
 
@@ -120,8 +127,19 @@ def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
             _MEANING_OF.clear()
         meta = lifecycle.meta_of(engine.client, stats.index)
         meaning = meta.get("meaning")
-        _MEANING_OF[stats.index] = (meaning if isinstance(meaning, dict) else None, int(meta.get("laws", 0)))
-    found, rows = _MEANING_OF[stats.index]
+        words_only = meta.get("words_only") is True  # loaded with --no-vectors (indexer.opensearch.load)
+        _MEANING_OF[stats.index] = (
+            meaning if isinstance(meaning, dict) else None,
+            int(meta.get("laws", 0)),
+            words_only,
+        )
+    found, rows, words_only = _MEANING_OF[stats.index]
+    if found is None and words_only:
+        raise NoMeaning(
+            f"{stats.index} was loaded words only (`lawindex load --no-vectors`): its rows have no vectors to "
+            "ask by meaning or hybrid",
+            hint="`lawindex load` it again without --no-vectors",
+        )
     if found is None:
         from indexer.opensearch.connection import server_version
 

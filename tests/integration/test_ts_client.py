@@ -151,3 +151,14 @@ def test_the_plugin_query_through_fetch_returns_the_specs_bm25(
     _npm_ci()
     report = _node_test("test/plugin.test.ts", {**loaded, **_spec_and_questions(tmp_path)})
     assert report.count("plugin query via fetch,") == len(read_corpora(CORPORA)), report[-2000:]
+
+
+def test_the_cluster_client_by_words_returns_the_specs_bm25(
+    loaded: dict[str, str], opensearch_url: str, tmp_path: Path
+) -> None:
+    """The package's ClusterClient (clients/typescript/src/cluster.ts) asks the node itself, no `lawindex serve`:
+    by words, every question's laws and order are the spec's bm25() in the same Node process."""
+    assert plugin.installed(OpenSearch(hosts=[opensearch_url], timeout=60)), f"no lawindex plugin at {opensearch_url}"
+    _npm_ci()
+    report = _node_test("test/cluster.test.ts", {**loaded, **_spec_and_questions(tmp_path)})
+    assert report.count("cluster client by words,") == len(read_corpora(CORPORA)), report[-2000:]

@@ -271,3 +271,4 @@ export class LawindexClient {
     }
   }
 }
+export * from "./cluster.js";

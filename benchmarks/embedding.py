@@ -1,0 +1,160 @@
+"""The embedder before and after, side by side in one process (issue 28, item 5): one question, meaning in
+process, and a state's laws.
+
+    python -m benchmarks.embedding [--before main] [--laws 6000] [--questions 200] [--rounds 3]
+
+"before" is `indexer/retrieval/embedding.py` as it is at the git revision `--before` (read with `git show`,
+loaded as a module of its own beside this tree's, its own model instance); "after" is this tree's. Every
+figure is measured with the two alternating, on the same texts, and every vector of each is checked equal to
+the other's, bytes for bytes (the vectors are sealed into every index; the plugin reproduces them):
+
+- one question: `embed([question])` of generated questions (tests/synthetic.py), each side's p50 and p99 in
+  microseconds and their ratio (target: well under a millisecond);
+- meaning in process: `indexer.retrieval.meaning.answer(..., by="meaning")` on a generated state of --laws
+  laws, with each side's embedder and `cosines`, p50/p99 and ratio (where a question's time goes);
+- a state's laws: `embed` of every row of the same state (law, question, concept), ms per 1,000 laws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.serve import percentile
+from indexer.retrieval import embedding
+from indexer.retrieval import meaning as rank
+from indexer.retrieval.corpus import Corpus
+from tests import synthetic
+
+HERE = Path(__file__).resolve().parents[1]
+
+
+def module_at(revision: str) -> types.ModuleType:
+    """indexer/retrieval/embedding.py at `revision`, as a module of its own."""
+    source = subprocess.run(
+        ["git", "-C", str(HERE), "show", f"{revision}:indexer/retrieval/embedding.py"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    module = types.ModuleType("embedding_before")
+    module.__file__ = f"{revision}:indexer/retrieval/embedding.py"
+    sys.modules[module.__name__] = module  # dataclasses and typing look a module up by name
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # our own file, at another commit
+    return module
+
+
+def timed(work: Callable[[], object]) -> float:
+    began = time.perf_counter()
+    work()
+    return time.perf_counter() - began
+
+
+def alternating(sides: dict[str, Callable[[str], object]], items: Sequence[str], rounds: int) -> dict[str, list[float]]:
+    """Each side's seconds per item, the sides alternating item by item (which goes first turning each round)."""
+    out: dict[str, list[float]] = {side: [] for side in sides}
+    names = list(sides)
+    for number in range(rounds):
+        order = names if number % 2 == 0 else names[::-1]
+        for item in items:
+            for side in order:
+                out[side].append(timed(lambda: sides[side](item)))  # noqa: B023 -- called at once
+    return out
+
+
+def report(title: str, found: dict[str, list[float]], unit: float, label: str) -> None:
+    print(f"\n{title}")
+    for side, seconds in found.items():
+        values = [one * unit for one in seconds]
+        print(f"  {side:<7} p50 {percentile(values, 50):10.2f} {label}   p99 {percentile(values, 99):10.2f} {label}")
+    before, after = found["before"], found["after"]
+    print(
+        f"  after / before: p50 {percentile(after, 50) / percentile(before, 50):.3f}x, "
+        f"p99 {percentile(after, 99) / percentile(before, 99):.3f}x"
+    )
+
+
+def one_question(old: embedding.Embedder, new: embedding.Embedder, questions: Sequence[str], rounds: int) -> None:
+    for question in questions:
+        assert old.embed([question]).tobytes() == new.embed([question]).tobytes(), question
+    found = alternating({"before": lambda q: old.embed([q]), "after": lambda q: new.embed([q])}, questions, rounds)
+    report(f"one question: embed([question]), {len(questions)} generated questions x {rounds} rounds", found, 1e6, "us")
+
+
+def in_process(before: types.ModuleType, old: embedding.Embedder, corpus: Corpus, questions: Sequence[str],
+               rounds: int) -> None:  # fmt: skip
+    """rank.answer by meaning with each side's embedder and cosines (the module's names swapped per call)."""
+    sides = {
+        "before": (lambda: old, before.cosines),
+        "after": (embedding.default_embedder, embedding.cosines),
+    }
+
+    def asking(side: str) -> Callable[[str], object]:
+        made, cosines = sides[side]
+
+        def ask(question: str) -> object:
+            setattr(rank, "default_embedder", made)  # noqa: B010 -- the module's own names, swapped per call
+            setattr(rank, "cosines", cosines)  # noqa: B010
+            try:
+                return rank.answer(corpus, question, 8, "meaning")
+            finally:
+                setattr(rank, "default_embedder", embedding.default_embedder)  # noqa: B010
+                setattr(rank, "cosines", embedding.cosines)  # noqa: B010
+
+        return ask
+
+    asks = {side: asking(side) for side in sides}
+    for question in questions[:20]:
+        first, second = asks["before"](question), asks["after"](question)
+        assert [(h.law.id, h.score) for h in first.hits] == [(h.law.id, h.score) for h in second.hits]  # type: ignore[attr-defined]
+    found = alternating(asks, questions, rounds)
+    report(f"meaning in process: answer(by='meaning') on a {len(corpus.laws):,}-law state", found, 1e3, "ms")
+
+
+def state(old: embedding.Embedder, new: embedding.Embedder, corpus: Corpus, rounds: int) -> None:
+    texts = [embedding.row_text(law) for law in corpus.laws]
+    first, second = old.embed(texts), new.embed(texts)
+    assert first.tobytes() == second.tobytes(), "the state's vectors differ"
+    found = {"before": [], "after": []}  # type: dict[str, list[float]]
+    for number in range(rounds):
+        for side in ("before", "after") if number % 2 == 0 else ("after", "before"):
+            model = old if side == "before" else new
+            found[side].append(timed(lambda: model.embed(texts)))  # noqa: B023
+    per = 1000 / len(texts)
+    print(f"\na state's laws: embed of {len(texts):,} rows (law, question, concept), {rounds} rounds")
+    for side, seconds in found.items():
+        print(f"  {side:<7} {statistics.median(seconds) * per * 1000:8.1f} ms per 1,000 laws (median; "
+              f"{', '.join(f'{one:.2f}' for one in seconds)} s)")  # fmt: skip
+    print(f"  after / before: {statistics.median(found['after']) / statistics.median(found['before']):.3f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", default="main", help="the git revision compared with [main]")
+    parser.add_argument("--laws", type=int, default=6000)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    before = module_at(args.before)
+    began = time.perf_counter()
+    old = before.WordLlamaEmbedder()
+    loaded = time.perf_counter() - began
+    new = embedding.default_embedder()
+    corpus = synthetic.corpus_of("TX", synthetic.generate_corpus("TX", args.laws, 2026))
+    questions = synthetic.generate_questions(corpus.laws, args.questions, 7)
+    print(f"before: {args.before}'s embedding.py (model loaded in {loaded:.2f} s); after: this tree; "
+          f"numpy {np.__version__}")  # fmt: skip
+    one_question(old, new, questions, args.rounds)
+    rank.vectors(corpus.laws)  # the rows' vectors, made once, shared by both sides
+    in_process(before, old, corpus, questions, args.rounds)
+    state(old, new, corpus, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
