@@ -263,8 +263,8 @@ def load(
     with errors_translated(connection):
         from indexer.opensearch.vectors import for_cluster
 
-        meaning = for_cluster(client)  # vectors too where every node has k-NN
         plugin = plugin_path.wanted(client, plugin)  # asked once for every state
+        meaning = for_cluster(client, bool(plugin))  # vectors too where every node has k-NN, or the plugin
 
     options = LoadOptions(
         namespace=connection.namespace,

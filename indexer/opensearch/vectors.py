@@ -42,11 +42,11 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch import lifecycle, plugins
-from indexer.opensearch.schema import FETCHED
+from indexer.opensearch.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
-from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, identity, row_text
+from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_embedder, identity, row_text
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -66,21 +66,36 @@ class Meaning:
     """What a load adds to a state's index for meaning: the embedder, and what it makes of a corpus."""
 
     embedder: Embedder
+    # A `knn_vector` field (every node has k-NN: the window path); without it the vector is kept in _source
+    # only, and the plugin ranks from `vector_grid`, which every index with vectors has.
+    knn: bool = True
 
     @property
     def identity(self) -> str:
         """What the index's fingerprint records: `model@version`."""
         return identity(self.embedder)
 
+    @property
+    def layout(self) -> str:
+        """Which vector fields the index has, in its fingerprint: a load where k-NN came or went rebuilds."""
+        return "knn+grid" if self.knn else "grid"
+
     def extend(self, body: dict[str, Any]) -> dict[str, Any]:
-        """`body` (a create-index request, its `_meta.lawindex` set) with the vector field: changed, returned."""
-        body["settings"]["index"]["knn"] = True
-        body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
+        """`body` (a create-index request, its `_meta.lawindex` set) with the vector fields: changed, returned."""
+        if self.knn:
+            body["settings"]["index"]["knn"] = True
+            body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
+        else:
+            body["mappings"]["properties"][VECTOR_FIELD] = {"type": "object", "enabled": False}
+        body["mappings"]["properties"][GRID_FIELD] = {"type": "binary", "doc_values": True}
+        body["mappings"]["_source"]["excludes"].append(GRID_FIELD)
         body["mappings"]["_meta"]["lawindex"]["meaning"] = {
             "model": self.embedder.model,
             "version": self.embedder.version,
             "dimension": self.embedder.dimension,
             "field": VECTOR_FIELD,
+            "grid_field": GRID_FIELD,
+            "knn": self.knn,
         }
         return body
 
@@ -98,9 +113,18 @@ def mapping(dimension: int) -> dict[str, Any]:
     }
 
 
-def for_cluster(client: OpenSearch) -> Meaning | None:
-    """The meaning a load adds where every node has k-NN; None (words only) where one lacks it."""
-    return Meaning(default_embedder()) if plugins.every_node_has(client, plugins.KNN) else None
+def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
+    """The meaning a load adds where every node has k-NN or the load builds for the lawindex plugin (which
+    ranks by meaning from `vector_grid`); None (words only) where neither."""
+    knn = plugins.every_node_has(client, plugins.KNN)
+    return Meaning(default_embedder(), knn=knn) if knn or plugin else None
+
+
+def grid_bytes(vector: Vectors) -> bytes:
+    """A row's vector as `vector_grid` holds it: 256 little-endian int32, each component times 2^20 (exact: the
+    vector is on that grid)."""
+    units = np.rint(vector.astype(np.float64) * float(1 << GRID_BITS)).astype("<i4")
+    return units.tobytes()
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -39,9 +39,13 @@ public final class LawindexQuery extends Query {
 
     @Override
     public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
-        Ranking ranking = Ranking.of(searcher.getIndexReader(), searcher.collectionStatistics(field), field, orderField,
-            words, similarity);
-        return new LawindexWeight(this, ranking, boost);
+        return new LawindexWeight(this, ranking(searcher), boost);
+    }
+
+    /** The shard's exact words ranking for the question (hybrid's words part too: MeaningQuery). */
+    Ranking ranking(IndexSearcher searcher) throws IOException {
+        return Ranking.of(searcher.getIndexReader(), searcher.collectionStatistics(field), field, orderField, words,
+            similarity);
     }
 
     @Override
