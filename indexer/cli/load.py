@@ -163,7 +163,7 @@ def status(
         typer.echo("no state is loaded yet: lawindex load corpora/", err=True)
         return
     table = Table()
-    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path"):
+    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path", "meaning"):
         table.add_column(column)
     for row in rows:
         table.add_row(
@@ -176,5 +176,6 @@ def status(
             row.sha256[:12],
             row.loaded_at,
             row.path,
+            row.meaning_path,
         )
     Console().print(table)

@@ -23,6 +23,19 @@ class StateStatus:
     sha256: str
     loaded_at: str
     path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (opensearch.plugin_path)
+    # How `ask --by meaning` and `--by hybrid` rank it: `plugin` (the lawindex query ranks every row by its
+    # vector_grid), `window` (k-NN windows, indexer.opensearch.vectors) or `none` (loaded without vectors).
+    meaning_path: str = "none"
+
+
+def meaning_path_of(meta: dict[str, object]) -> str:
+    """Which way an index (its `_meta.lawindex`) is asked by meaning and hybrid: plugin, window or none."""
+    meaning = meta.get("meaning")
+    if not isinstance(meaning, dict):
+        return "none"
+    if plugin_path.on_plugin(meta) and meaning.get("grid_field"):
+        return "plugin"
+    return "window" if meaning.get("knn", True) else "none"
 
 
 def status(connection: Connection) -> list[StateStatus]:
@@ -50,6 +63,7 @@ def status(connection: Connection) -> list[StateStatus]:
                         sha256=str(meta.get("sha256", "")),
                         loaded_at=str(meta.get("loaded_at", "")),
                         path=plugin_path.path_of(meta),
+                        meaning_path=meaning_path_of(meta),
                     )
                 )
         return sorted(rows, key=lambda row: row.state)

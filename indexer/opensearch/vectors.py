@@ -42,6 +42,7 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch import lifecycle, plugins
+from indexer.opensearch.plugin_path import QUERY
 from indexer.opensearch.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import RETRIEVED_LAWS, RRF_K, Answer, Hit, Reached
@@ -132,7 +133,7 @@ def grid_bytes(vector: Vectors) -> bytes:
 
 # Per concrete index (a generation's name is never reused): its `_meta.lawindex.meaning` (or None) and how
 # many rows it holds. Bounded: a service asked of many generations starts again past it.
-_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int]] = {}
+_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int, bool]] = {}
 _KEPT = 1024
 
 
@@ -144,8 +145,14 @@ def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
             _MEANING_OF.clear()
         meta = lifecycle.meta_of(engine.client, stats.index)
         meaning = meta.get("meaning")
-        _MEANING_OF[stats.index] = (meaning if isinstance(meaning, dict) else None, int(meta.get("laws", 0)))
-    found, rows = _MEANING_OF[stats.index]
+        from indexer.opensearch.plugin_path import on_plugin as built_for_plugin
+
+        _MEANING_OF[stats.index] = (
+            meaning if isinstance(meaning, dict) else None,
+            int(meta.get("laws", 0)),
+            built_for_plugin(meta) and isinstance(meaning, dict) and meaning.get("grid_field") == GRID_FIELD,
+        )
+    found, rows, _ = _MEANING_OF[stats.index]
     if found is None:
         from indexer.opensearch.connection import server_version
 
@@ -300,7 +307,7 @@ def answer(
     from indexer.retrieval.words import words
 
     state = state_code(state)
-    asked_vector = question_vector(question)
+    asked_vector: Vectors | None = None  # embedded here only off the plugin path (the node embeds it there)
     with errors_translated(engine.connection):
         for attempt in range(2):
             stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
@@ -311,6 +318,21 @@ def answer(
                     continue  # the cached generation may be an old one: asked again of the alias's own
                 raise
             terms = stats.spelling.terms(words(question))
+            if on_plugin(engine, stats):
+                found = _from_plugin(engine, state, stats, question, limit, by, rrf_k)
+                if found is None:
+                    continue  # the alias moved since its statistics were read
+                hits, reached = [], []
+                for source, value, words_rank, meaning_rank, cosine in found:
+                    counts_of: dict[str, int] = source["counts"]
+                    tfs = {term: counts_of[term] for term in terms if counts_of.get(term)}
+                    hits.append(Hit(_law(source), value, int(source["order"]), tfs, int(source["length"])))
+                    reached.append(Reached(words_rank, meaning_rank, cosine))
+                return Answer(
+                    state, question, words(question), terms, hits, by=by, rrf_k=_k(by, rrf_k), reached=reached
+                )
+            if asked_vector is None:
+                asked_vector = question_vector(question)
             if not asked_vector.any():
                 return Answer(state, question, words(question), terms, [], by=by, rrf_k=_k(by, rrf_k), reached=[])
             chosen: list[tuple[_Row, float, int | None, int | None]]
@@ -334,6 +356,54 @@ def answer(
     raise ClusterRefused(
         f"the index behind {state}'s alias changed twice while the question was answered", hint="ask again"
     )
+
+
+def on_plugin(engine: OpenSearchEngine, stats: IndexStatistics) -> bool:
+    """True when the plugin ranks this index by meaning: built for the plugin, with `vector_grid` (a load of this
+    lawindex on a cluster with the plugin); an older plugin-path index with k-NN vectors only takes the windows."""
+    _meaning_of(engine, stats)  # reads and keeps the index's `_meta` once
+    return _MEANING_OF[stats.index][2]
+
+
+def plugin_meaning_query(question: str, size: int, by: str, rrf_k: int) -> dict[str, Any]:
+    """The search body of the plugin's query by meaning or hybrid: every row ranked on the node, the first `size`
+    returned, each with its explanation (the exact float64 score, cosine and ranks: docs/plugin.md)."""
+    query: dict[str, Any] = {"question": question, "by": by}
+    if by == "hybrid":
+        query["rrf_k"] = rrf_k
+    return {
+        "size": size,
+        "track_total_hits": False,
+        "explain": True,
+        "_source": [*FETCHED, VECTOR_FIELD],
+        "query": {QUERY: query},
+    }
+
+
+def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
+    """A plugin hit's exact score, words rank, meaning rank and cosine, from its explanation's details."""
+    details = {str(d["description"]).split(":")[0]: d["value"] for d in hit["_explanation"]["details"]}
+    words_rank = details.get("words rank")
+    return (
+        float(details["exact score"]),
+        None if words_rank is None else int(words_rank),
+        int(details["meaning rank"]),
+        float(details["cosine"]),
+    )
+
+
+def _from_plugin(
+    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: str, limit: int, by: str, rrf_k: int
+) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
+    """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
+    cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
+    hits = engine.best_hits(
+        state, stats.index, plugin_meaning_query(question, limit, by, rrf_k), limit, 1, source=[*FETCHED, VECTOR_FIELD]
+    )
+    if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
+        return None
+    engine.refuse_altered(state, stats, hits, vectors=True)
+    return [(hit["_source"], *explained(hit)) for hit in hits]
 
 
 def _k(by: str, rrf_k: int) -> int | None:
