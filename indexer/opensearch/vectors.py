@@ -397,9 +397,9 @@ def _from_plugin(
 ) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
     """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
     cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
-    hits = engine.best_hits(
-        state, stats.index, plugin_meaning_query(question, limit, by, rrf_k), limit, 1, source=[*FETCHED, VECTOR_FIELD]
-    )
+    # One request (explain does not page): a limit past the index's result window (10,000) is refused by
+    # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
+    hits = engine._search(state, plugin_meaning_query(question, limit, by, rrf_k), 1)
     if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
         return None
     engine.refuse_altered(state, stats, hits, vectors=True)
