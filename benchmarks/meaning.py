@@ -48,7 +48,7 @@ from indexer.service.engines import ClusterEngine
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
-SECTIONS = ["embedding", "load", "ask", "plugin", "samples", "memory"]
+SECTIONS = ["embedding", "load", "ask", "plugin", "whole", "samples", "memory"]
 WHOLE = "hybrid, whole rankings"  # the baseline of hybrid's windows: what it fetched before them
 
 
@@ -164,7 +164,12 @@ def node_time(connection: Connection, corpus: Corpus, questions: Sequence[str]) 
 
 
 def asking(
-    connection: Connection, corpus: Corpus, questions: Sequence[str], rounds: int, plugged: Connection | None = None
+    connection: Connection,
+    corpus: Corpus,
+    questions: Sequence[str],
+    rounds: int,
+    plugged: Connection | None = None,
+    whole_too: bool = True,
 ) -> None:
     engine = ClusterEngine(connection)
     sides: dict[str, Callable[[str, str], object]] = {}
@@ -187,7 +192,7 @@ def asking(
         for by in WAYS:
             for question in questions[:3]:
                 ask(question, by)
-    ways = {side: [*WAYS, *([WHOLE] if side == "windows" else [])] for side in sides}
+    ways = {side: [*WAYS, *([WHOLE] if side == "windows" and whole_too else [])] for side in sides}
     latencies: dict[tuple[str, str], list[float]] = {(side, by): [] for side in sides for by in ways[side]}
     for _ in range(rounds):
         for side, ask in sides.items():
@@ -337,7 +342,7 @@ def main() -> None:
         plugged = None if "plugin" in args.skip else plugin_loaded(args.url, corpus)
         try:
             if "ask" not in args.skip:
-                asking(kept, corpus, questions, args.rounds, plugged)
+                asking(kept, corpus, questions, args.rounds, plugged, "whole" not in args.skip)
             if plugged is not None:
                 node_time(plugged, corpus, questions)
         finally:
