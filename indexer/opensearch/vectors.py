@@ -400,7 +400,10 @@ def _from_plugin(
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
     hits = engine._search(state, plugin_meaning_query(question, limit, by, rrf_k), 1)
-    if hits and {str(hit["_index"]) for hit in hits} != {stats.index}:
+    # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
+    # to rank), ask the alias, as the windows do.
+    served = {str(hit["_index"]) for hit in hits} if hits else {engine.served_now(state)}
+    if served != {stats.index}:
         return None
     engine.refuse_altered(state, stats, hits, vectors=True)
     return [(hit["_source"], *explained(hit)) for hit in hits]
