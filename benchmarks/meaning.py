@@ -48,6 +48,7 @@ from indexer.service.engines import ClusterEngine
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
+SECTIONS = ["embedding", "load", "ask", "plugin", "whole", "samples", "memory"]
 WHOLE = "hybrid, whole rankings"  # the baseline of hybrid's windows: what it fetched before them
 
 
@@ -124,12 +125,59 @@ def loading(url: str, corpus: Corpus, rounds: int) -> Connection:
     return kept
 
 
-def asking(connection: Connection, corpus: Corpus, questions: Sequence[str], rounds: int) -> None:
+def plugin_loaded(url: str, corpus: Corpus) -> Connection:
+    """`corpus` loaded on the plugin path (the lawindex query; vectors as vector_grid doc values), in a namespace
+    of its own."""
+    connection = Connection.from_env(url, namespace=f"lawindex_benchmp{uuid.uuid4().hex[:6]}")
+    client = connection.client()
+    lifecycle.ensure_locks_index(client, connection.namespace)
+    meaning = vectors.for_cluster(client, plugin=True)
+    done = load_state(client, corpus, LoadOptions(namespace=connection.namespace, meaning=meaning, plugin=True))
+    assert done.outcome == "indexed" and done.index is not None, done
+    return connection
+
+
+def node_time(connection: Connection, corpus: Corpus, questions: Sequence[str]) -> None:
+    """The node's own time per question through the plugin (`took`, and the profile's query time of the
+    lawindex query: its ranking of every row), and the plugin zip's size."""
+    from indexer.node import plugin
+    from indexer.opensearch.connection import alias_of, server_version
+
+    client = connection.client()
+    alias = alias_of(corpus.state, connection.namespace)
+    print(f"\nthe node's own time through the plugin, {len(questions)} questions, size 8 (took; profile's query):")
+    for by in WAYS:
+        took, query = [], []
+        for question in questions:
+            body = {"size": 8, "profile": True, "query": {"lawindex": {"question": question, "by": by}}}
+            found = client.search(index=alias, body=body)
+            took.append(float(found["took"]))
+            shard = found["profile"]["shards"][0]["searches"][0]["query"][0]
+            query.append(shard["time_in_nanos"] / 1e6)
+        print(
+            f"  {by:<8} took p50 {percentile(took, 50):6.2f} ms  p99 {percentile(took, 99):6.2f} ms;  "
+            f"query (ranking every row) p50 {percentile(query, 50):6.2f} ms  p99 {percentile(query, 99):6.2f} ms"
+        )
+    zipped = plugin.build(server_version(client))
+    size = zipped.stat().st_size / 2**20
+    print(f"  the plugin zip for OpenSearch {server_version(client)}: {size:.1f} MiB ({zipped.name})")
+
+
+def asking(
+    connection: Connection,
+    corpus: Corpus,
+    questions: Sequence[str],
+    rounds: int,
+    plugged: Connection | None = None,
+    whole_too: bool = True,
+) -> None:
     engine = ClusterEngine(connection)
-    sides: dict[str, Callable[[str, str], object]] = {
-        "opensearch": lambda question, by: engine.ask(corpus.state, question, 8, by),
-        "in process": lambda question, by: rank.answer(corpus, question, 8, by),
-    }
+    sides: dict[str, Callable[[str, str], object]] = {}
+    if plugged is not None:
+        through = ClusterEngine(plugged)
+        sides["plugin"] = lambda question, by: through.ask(corpus.state, question, 8, by)
+    sides["windows"] = lambda question, by: engine.ask(corpus.state, question, 8, by)
+    sides["in process"] = lambda question, by: rank.answer(corpus, question, 8, by)
 
     def whole(question: str) -> object:
         """Hybrid as it was before its windows: both rankings whole (the first window the state's size)."""
@@ -144,7 +192,7 @@ def asking(connection: Connection, corpus: Corpus, questions: Sequence[str], rou
         for by in WAYS:
             for question in questions[:3]:
                 ask(question, by)
-    ways = {side: [*WAYS, *([WHOLE] if side == "opensearch" else [])] for side in sides}
+    ways = {side: [*WAYS, *([WHOLE] if side == "windows" and whole_too else [])] for side in sides}
     latencies: dict[tuple[str, str], list[float]] = {(side, by): [] for side in sides for by in ways[side]}
     for _ in range(rounds):
         for side, ask in sides.items():
@@ -279,7 +327,7 @@ def main() -> None:
     parser.add_argument("--states", type=int, default=50)
     parser.add_argument("--memory-laws", type=int, default=15000)
     parser.add_argument("--port", type=int, default=12100)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["embedding", "load", "ask", "samples", "memory"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
     args = parser.parse_args()
     if not args.url:
         raise SystemExit("benchmarks/meaning.py needs an OpenSearch with k-NN: --url or OPENSEARCH_URL")
@@ -291,11 +339,17 @@ def main() -> None:
         embedding(corpus, args.rounds)
     if "load" not in args.skip or "ask" not in args.skip:
         kept = loading(args.url, corpus, args.rounds)
+        plugged = None if "plugin" in args.skip else plugin_loaded(args.url, corpus)
         try:
             if "ask" not in args.skip:
-                asking(kept, corpus, questions, args.rounds)
+                asking(kept, corpus, questions, args.rounds, plugged, "whole" not in args.skip)
+            if plugged is not None:
+                node_time(plugged, corpus, questions)
         finally:
-            kept.client().indices.delete(index=f"{kept.namespace}*", ignore_unavailable=True, allow_no_indices=True)
+            for one in (kept, plugged):
+                if one is not None:
+                    client = one.client()
+                    client.indices.delete(index=f"{one.namespace}*", ignore_unavailable=True, allow_no_indices=True)
     if "samples" not in args.skip:
         sample_sizes(args.url)
     if "memory" not in args.skip:

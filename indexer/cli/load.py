@@ -181,7 +181,8 @@ def status(
         typer.echo("no state is loaded yet: lawindex load corpora/", err=True)
         return
     table = Table()
-    for column in ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path", "can take"):
+    columns = ("state", "alias", "index", "laws", "ranked", "process", "sha256", "loaded at", "path", "can take")
+    for column in (*columns, "meaning"):
         table.add_column(column)
     for row in rows:
         table.add_row(
@@ -195,5 +196,6 @@ def status(
             row.loaded_at,
             row.path,
             row.paths,
+            row.meaning_path,
         )
     Console().print(table)

@@ -117,6 +117,8 @@ def _digest(root: Path, lucene: int, release: int, classpath: Sequence[Path], re
     for path in _source_files(root, lucene):
         parts += [str(path.relative_to(root)).encode(), path.read_bytes()]
     parts.append(_descriptor_template(root).encode())
+    for name, path in embedder_files():
+        parts += [name.encode(), path.read_bytes()]
     parts += [jar.name.encode() for jar in classpath]  # the jars compiled against
     for part in parts:
         digest.update(part)
@@ -261,12 +263,39 @@ def _pack(zipped: Path, descriptor_text: str, files: Sequence[tuple[Path, str]])
             out.write(path, name)
 
 
+def embedder_files() -> list[tuple[str, Path]]:
+    """The files the plugin's embedder reads from its jar (org/lawindex/wordllama/...), taken from the installed
+    `wordllama` wheel (MIT): WordLlama's tokenizer.json (1.8 MB) and its l2_supercat 256-d weights (16 MB of
+    float16), the same files indexer.retrieval.embedding loads, so that the node embeds a question bit for bit
+    as lawindex's Python does."""
+    import importlib.util
+
+    # Found, not imported: wordllama's import configures the root logger (see indexer.retrieval.embedding).
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or spec.origin is None:
+        raise NodeError("the wordllama package is not installed", hint="pip install wordllama")
+    folder = Path(spec.origin).resolve().parent
+    tokenizer, weights = "l2_supercat_tokenizer_config.json", "l2_supercat_256.safetensors"
+    files = [
+        (f"org/lawindex/wordllama/{tokenizer}", folder / "tokenizers" / tokenizer),
+        (f"org/lawindex/wordllama/{weights}", folder / "weights" / weights),
+    ]
+    missing = [str(path) for _, path in files if not path.is_file()]
+    if missing:
+        raise NodeError(
+            f"the wordllama wheel lacks {', '.join(missing)}", hint="pip install --force-reinstall wordllama"
+        )
+    return files
+
+
 def _write_jar(jar: Path, classes: Path, version: str) -> None:
     manifest = f"Manifest-Version: 1.0\nImplementation-Title: {NAME}\nImplementation-Version: {version}\n\n"
     with zipfile.ZipFile(jar, "w", zipfile.ZIP_DEFLATED) as out:
         out.writestr("META-INF/MANIFEST.MF", manifest)
         for path in sorted(classes.rglob("*.class")):
             out.write(path, path.relative_to(classes).as_posix())
+        for name, path in embedder_files():
+            out.write(path, name)
 
 
 def install_line(zipped: Path) -> str:

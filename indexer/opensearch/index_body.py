@@ -8,6 +8,7 @@ what says an index is unchanged.
 
 from __future__ import annotations
 
+import base64
 import socket
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -15,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.opensearch import integrity, lifecycle, mappings, plugin_path, stored_lexicon
 from indexer.opensearch.connection import DEFAULT_NAMESPACE
-from indexer.opensearch.schema import LAW_FIELDS, RANKED_FIELD, SCHEMA, STATISTICS_ID, VECTOR_FIELD, law_id
+from indexer.opensearch.schema import (
+    GRID_FIELD,
+    LAW_FIELDS,
+    RANKED_FIELD,
+    SCHEMA,
+    STATISTICS_ID,
+    VECTOR_FIELD,
+    law_id,
+)
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.lexicon import Lexicon
 from indexer.retrieval.words import ranked, ranked_text
@@ -29,7 +38,7 @@ def fingerprint(corpus: Corpus, meaning: Meaning | None = None) -> str:
     """What an index was built from: the corpus file, laws.json and the schema, and the embedder of its
     vectors where it has them (indexer.opensearch.vectors); unchanged means equal."""
     made = f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
-    return made if meaning is None else f"{made}:meaning={meaning.identity}"
+    return made if meaning is None else f"{made}:meaning={meaning.identity}:{meaning.layout}"
 
 
 def documents(
@@ -63,6 +72,10 @@ def documents(
             source[VECTOR_FIELD] = embedded[order].tolist()  # float32 values, exact as JSON's doubles
             vector_digests.append(integrity.vector_digest(source[VECTOR_FIELD]))
         digests.append(integrity.digest(source))
+        if embedded is not None:  # for the plugin, out of _source (so out of the digest): mappings by Meaning
+            from indexer.opensearch.vectors import grid_bytes
+
+            source[GRID_FIELD] = base64.b64encode(grid_bytes(embedded[order])).decode("ascii")
         yield {"_id": law_id(law.id), "_source": source}
     summary, blocks = stored_lexicon.stored(Lexicon.of(stats.vocabulary))
     sealed = lifecycle.seal(

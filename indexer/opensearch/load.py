@@ -275,7 +275,9 @@ def load(
         from indexer.opensearch.vectors import for_cluster
 
         check_supported(connection, client)  # before anything is written
-        meaning = None if vectors is False else for_cluster(client)  # vectors too where the cluster can use them
+        plugin = plugin_path.wanted(client, plugin)  # asked once for every state
+        # Vectors too where every node has k-NN, or the plugin (which ranks by meaning itself).
+        meaning = None if vectors is False else for_cluster(client, bool(plugin))
         if vectors and meaning is None:
             raise NoMeaning(
                 f"--vectors: OpenSearch at {connection.url} cannot ask by meaning, so the vectors would not be used",
@@ -284,7 +286,6 @@ def load(
             )
         if meaning is not None and store is not None:
             meaning = replace(meaning, store=store)
-        plugin = plugin_path.wanted(client, plugin)  # asked once for every state
 
     options = LoadOptions(
         namespace=connection.namespace,

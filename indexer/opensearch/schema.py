@@ -33,6 +33,9 @@ SCORE_FIELDS = ("order", "length", "counts")
 FETCHED = (*LAW_FIELDS, *SCORE_FIELDS)
 # A row's vector, in an index loaded with them (indexer/opensearch/vectors.py): fetched by the meaning path.
 VECTOR_FIELD = "vector"
+# The same vector on its grid for the lawindex plugin (indexer/opensearch/vectors.py): binary doc values of 256
+# little-endian int32, each component times 2^20, out of _source.
+GRID_FIELD = "vector_grid"
 
 
 def law_id(law: str) -> str:

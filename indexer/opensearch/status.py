@@ -24,6 +24,19 @@ class StateStatus:
     loaded_at: str
     path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (opensearch.plugin_path)
     paths: str = "window"  # every path it can take on this cluster (indexer.opensearch.versions.ClusterFit.paths)
+    # How `ask --by meaning` and `--by hybrid` rank it: `plugin` (the lawindex query ranks every row by its
+    # vector_grid), `window` (k-NN windows, indexer.opensearch.vectors) or `none` (loaded without vectors).
+    meaning_path: str = "none"
+
+
+def meaning_path_of(meta: dict[str, object]) -> str:
+    """Which way an index (its `_meta.lawindex`) is asked by meaning and hybrid: plugin, window or none."""
+    meaning = meta.get("meaning")
+    if not isinstance(meaning, dict):
+        return "none"
+    if plugin_path.on_plugin(meta) and meaning.get("grid_field"):
+        return "plugin"
+    return "window" if meaning.get("knn", True) else "none"
 
 
 def status(connection: Connection, fit: versions.ClusterFit | None = None) -> list[StateStatus]:
@@ -54,6 +67,7 @@ def status(connection: Connection, fit: versions.ClusterFit | None = None) -> li
                         loaded_at=str(meta.get("loaded_at", "")),
                         path=plugin_path.path_of(meta),
                         paths=", ".join(fit.paths(plugin_path.path_of(meta) == "plugin", "meaning" in meta)),
+                        meaning_path=meaning_path_of(meta),
                     )
                 )
         return sorted(rows, key=lambda row: row.state)

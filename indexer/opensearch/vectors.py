@@ -42,11 +42,12 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch import lifecycle, plugins
-from indexer.opensearch.schema import FETCHED
+from indexer.opensearch.plugin_path import QUERY
+from indexer.opensearch.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
-from indexer.retrieval.embedding import Embedder, Vectors, default_embedder, identity, row_text
+from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_embedder, identity, row_text
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -70,21 +71,36 @@ class Meaning:
     # Vectors kept by the digest of their text (indexer.retrieval.vector_store): a law whose text did not
     # change is not embedded again. None: every row embedded.
     store: VectorStore | None = None
+    # A `knn_vector` field (every node has k-NN: the window path); without it the vector is kept in _source
+    # only, and the plugin ranks from `vector_grid`, which every index with vectors has.
+    knn: bool = True
 
     @property
     def identity(self) -> str:
         """What the index's fingerprint records: `model@version`."""
         return identity(self.embedder)
 
+    @property
+    def layout(self) -> str:
+        """Which vector fields the index has, in its fingerprint: a load where k-NN came or went rebuilds."""
+        return "knn+grid" if self.knn else "grid"
+
     def extend(self, body: dict[str, Any]) -> dict[str, Any]:
-        """`body` (a create-index request, its `_meta.lawindex` set) with the vector field: changed, returned."""
-        body["settings"]["index"]["knn"] = True
-        body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
+        """`body` (a create-index request, its `_meta.lawindex` set) with the vector fields: changed, returned."""
+        if self.knn:
+            body["settings"]["index"]["knn"] = True
+            body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
+        else:
+            body["mappings"]["properties"][VECTOR_FIELD] = {"type": "object", "enabled": False}
+        body["mappings"]["properties"][GRID_FIELD] = {"type": "binary", "doc_values": True}
+        body["mappings"]["_source"]["excludes"].append(GRID_FIELD)
         body["mappings"]["_meta"]["lawindex"]["meaning"] = {
             "model": self.embedder.model,
             "version": self.embedder.version,
             "dimension": self.embedder.dimension,
             "field": VECTOR_FIELD,
+            "grid_field": GRID_FIELD,
+            "knn": self.knn,
         }
         return body
 
@@ -105,17 +121,27 @@ def mapping(dimension: int) -> dict[str, Any]:
     }
 
 
-def for_cluster(client: OpenSearch) -> Meaning | None:
-    """The meaning a load adds where every node has k-NN; None (words only) where one lacks it."""
-    return Meaning(default_embedder()) if plugins.every_node_has(client, plugins.KNN) else None
+def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
+    """The meaning a load adds where every node has k-NN or the load builds for the lawindex plugin (which
+    ranks by meaning from `vector_grid`); None (words only) where neither."""
+    knn = plugins.every_node_has(client, plugins.KNN)
+    return Meaning(default_embedder(), knn=knn) if knn or plugin else None
+
+
+def grid_bytes(vector: Vectors) -> bytes:
+    """A row's vector as `vector_grid` holds it: 256 little-endian int32, each component times 2^20 (exact: the
+    vector is on that grid)."""
+    units = np.rint(vector.astype(np.float64) * float(1 << GRID_BITS)).astype("<i4")
+    return units.tobytes()
 
 
 # ---------------------------------------------------------------------------------------------------
 # Asking.
 
-# Per concrete index (a generation's name is never reused): its `_meta.lawindex.meaning` (or None) and how
-# many rows it holds. Bounded: a service asked of many generations starts again past it.
-_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int, bool]] = {}
+# Per concrete index (a generation's name is never reused): its `_meta.lawindex.meaning` (or None), how many
+# rows it holds, whether it was loaded words only, and whether the plugin ranks it by meaning. Bounded: a
+# service asked of many generations starts again past it.
+_MEANING_OF: dict[str, tuple[dict[str, Any] | None, int, bool, bool]] = {}
 _KEPT = 1024
 
 
@@ -128,12 +154,15 @@ def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
         meta = lifecycle.meta_of(engine.client, stats.index)
         meaning = meta.get("meaning")
         words_only = meta.get("words_only") is True  # loaded with --no-vectors (indexer.opensearch.load)
+        from indexer.opensearch.plugin_path import on_plugin as built_for_plugin
+
         _MEANING_OF[stats.index] = (
             meaning if isinstance(meaning, dict) else None,
             int(meta.get("laws", 0)),
             words_only,
+            built_for_plugin(meta) and isinstance(meaning, dict) and meaning.get("grid_field") == GRID_FIELD,
         )
-    found, rows, words_only = _MEANING_OF[stats.index]
+    found, rows, words_only, _ = _MEANING_OF[stats.index]
     if found is None and words_only:
         raise NoMeaning(
             f"{stats.index} was loaded words only (`lawindex load --no-vectors`): its rows have no vectors to "
@@ -297,7 +326,7 @@ def answer(
 
     state = state_code(state)
     fusion = fusion_of(by, rrf_k, words_weight, meaning_weight)
-    asked_vector = question_vector(question)
+    asked_vector: Vectors | None = None  # embedded here only off the plugin path (the node embeds it there)
     with errors_translated(engine.connection):
         for attempt in range(2):
             stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
@@ -308,6 +337,19 @@ def answer(
                     continue  # the cached generation may be an old one: asked again of the alias's own
                 raise
             terms = stats.spelling.terms(words(question))
+            if on_plugin(engine, stats):
+                found = _from_plugin(engine, state, stats, question, limit, by, rrf_k, words_weight, meaning_weight)
+                if found is None:
+                    continue  # the alias moved since its statistics were read
+                hits, reached = [], []
+                for source, value, words_rank, meaning_rank, cosine in found:
+                    counts_of: dict[str, int] = source["counts"]
+                    tfs = {term: counts_of[term] for term in terms if counts_of.get(term)}
+                    hits.append(Hit(_law(source), value, int(source["order"]), tfs, int(source["length"])))
+                    reached.append(Reached(words_rank, meaning_rank, cosine))
+                return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
+            if asked_vector is None:
+                asked_vector = question_vector(question)
             if not asked_vector.any():
                 return Answer(state, question, words(question), terms, [], by=by, **fusion, reached=[])
             chosen: list[tuple[_Row, float, int | None, int | None]]
@@ -332,3 +374,69 @@ def answer(
     raise ClusterRefused(
         f"the index behind {state}'s alias changed twice while the question was answered", hint="ask again"
     )
+
+
+def on_plugin(engine: OpenSearchEngine, stats: IndexStatistics) -> bool:
+    """True when the plugin ranks this index by meaning: built for the plugin, with `vector_grid` (a load of this
+    lawindex on a cluster with the plugin); an older plugin-path index with k-NN vectors only takes the windows."""
+    _meaning_of(engine, stats)  # reads and keeps the index's `_meta` once
+    return _MEANING_OF[stats.index][3]
+
+
+def plugin_meaning_query(
+    question: str,
+    size: int,
+    by: str,
+    rrf_k: int,
+    words_weight: float = WORDS_WEIGHT,
+    meaning_weight: float = MEANING_WEIGHT,
+) -> dict[str, Any]:
+    """The search body of the plugin's query by meaning or hybrid: every row ranked on the node, the first `size`
+    returned, each with its explanation (the exact float64 score, cosine and ranks: docs/plugin.md)."""
+    query: dict[str, Any] = {"question": question, "by": by}
+    if by == "hybrid":
+        query.update(rrf_k=rrf_k, words_weight=words_weight, meaning_weight=meaning_weight)
+    return {
+        "size": size,
+        "track_total_hits": False,
+        "explain": True,
+        "_source": [*FETCHED, VECTOR_FIELD],
+        "query": {QUERY: query},
+    }
+
+
+def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
+    """A plugin hit's exact score, words rank, meaning rank and cosine, from its explanation's details."""
+    details = {str(d["description"]).split(":")[0]: d["value"] for d in hit["_explanation"]["details"]}
+    words_rank = details.get("words rank")
+    return (
+        float(details["exact score"]),
+        None if words_rank is None else int(words_rank),
+        int(details["meaning rank"]),
+        float(details["cosine"]),
+    )
+
+
+def _from_plugin(
+    engine: OpenSearchEngine,
+    state: str,
+    stats: IndexStatistics,
+    question: str,
+    limit: int,
+    by: str,
+    rrf_k: int,
+    words_weight: float,
+    meaning_weight: float,
+) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
+    """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
+    cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
+    # One request (explain does not page): a limit past the index's result window (10,000) is refused by
+    # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
+    hits = engine._search(state, plugin_meaning_query(question, limit, by, rrf_k, words_weight, meaning_weight), 1)
+    # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
+    # to rank), ask the alias, as the windows do.
+    served = {str(hit["_index"]) for hit in hits} if hits else {engine.served_now(state)}
+    if served != {stats.index}:
+        return None
+    engine.refuse_altered(state, stats, hits, vectors=True)
+    return [(hit["_source"], *explained(hit)) for hit in hits]

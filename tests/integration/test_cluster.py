@@ -23,6 +23,7 @@ import pytest
 
 from indexer.errors import LawindexError
 from indexer.node import node
+from indexer.opensearch import plugin_path
 from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.index_body import fingerprint
 from indexer.opensearch.load import load
@@ -217,7 +218,8 @@ def test_a_node_killed_during_a_seven_state_load(cluster: Cluster, tmp_path: Pat
     cluster.heal()
     assert client.cluster.health(index=f"{cluster.connection.namespace}-*")["status"] == "green"
     engine = OpenSearchEngine(cluster.connection)
-    meaning = for_cluster(client)  # the vectors' model is part of the fingerprint where every node has k-NN
+    # The vectors' model is part of the fingerprint where every node has k-NN or the lawindex plugin.
+    meaning = for_cluster(client, plugin_path.cluster_has_plugin(client))
     for state in cluster.corpora:
         index = next(iter(client.indices.get_alias(name=alias_of(state, cluster.connection.namespace))))
         meta = client.indices.get_mapping(index=index)[index]["mappings"]["_meta"]["lawindex"]

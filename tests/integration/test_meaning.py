@@ -21,12 +21,13 @@ import pytest
 
 from indexer.errors import NoMeaning
 from indexer.node import knn
-from indexer.opensearch import lifecycle
+from indexer.opensearch import lifecycle, plugin_path
 from indexer.opensearch import vectors as on_opensearch
 from indexer.opensearch.connection import Connection
 from indexer.opensearch.generations import serving
 from indexer.opensearch.index_body import fingerprint
 from indexer.opensearch.load import LoadOptions, load, load_state
+from indexer.opensearch.schema import GRID_FIELD, STATISTICS_ID
 from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning as rank
@@ -178,21 +179,27 @@ def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(serv
     assert index is not None
     mapping = client.indices.get_mapping(index=index)[index]["mappings"]
     meta = mapping["_meta"]["lawindex"]
-    if not served.knn:
+    # Vectors where every node has k-NN, and on the lawindex plugin's path (vector_grid) with or without it.
+    meaning = for_cluster(client, plugin_path.on_plugin(meta))
+    if meaning is None:
         assert VECTOR_FIELD not in mapping["properties"] and "meaning" not in meta
         assert meta["fingerprint"] == fingerprint(served.corpora["TX"])
         return
     field = mapping["properties"][VECTOR_FIELD]
-    assert field["type"] == "knn_vector" and field["dimension"] == 256
-    assert field["method"]["engine"] == "lucene" and field["method"]["space_type"] == "innerproduct"
-    meaning = for_cluster(client)
-    assert meaning is not None
-    assert meta["fingerprint"].endswith(f":meaning={meaning.embedder.model}@{meaning.embedder.version}")
+    if meaning.knn:
+        assert field["type"] == "knn_vector" and field["dimension"] == 256
+        assert field["method"]["engine"] == "lucene" and field["method"]["space_type"] == "innerproduct"
+    assert mapping["properties"][GRID_FIELD] == {"type": "binary", "doc_values": True}
+    assert meta["fingerprint"].endswith(
+        f":meaning={meaning.embedder.model}@{meaning.embedder.version}:{meaning.layout}"
+    )
     assert meta["meaning"] == {"model": meaning.embedder.model, "version": meaning.embedder.version,
-                               "dimension": 256, "field": VECTOR_FIELD}  # fmt: skip
+                               "dimension": 256, "field": VECTOR_FIELD, "grid_field": GRID_FIELD,
+                               "knn": meaning.knn}  # fmt: skip
     # Every row carries its vector, process rows included, as the reference embeds it.
     vectors = rank.vectors(served.corpora["TX"].laws)
-    found = client.search(index=index, body={"size": 100, "query": {"exists": {"field": VECTOR_FIELD}}})["hits"]["hits"]
+    rows = {"bool": {"must_not": {"ids": {"values": [STATISTICS_ID]}}}}
+    found = client.search(index=index, body={"size": 100, "query": rows})["hits"]["hits"]
     assert len(found) == len(served.corpora["TX"].laws)
     for hit in found:
         order = int(hit["_source"]["order"])

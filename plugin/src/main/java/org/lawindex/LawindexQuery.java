@@ -66,6 +66,23 @@ public final class LawindexQuery extends Query {
 
     @Override
     public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
+        try {
+            return new LawindexWeight(this, ranking(searcher), boost);
+        } catch (QueryPhase.TimeExceededException e) {
+            // The request's timeout passed while the question was expanded or ranked. Thrown from here it would
+            // fail the shard (500); a weight that matches nothing lets the search go on to its first leaf,
+            // where OpenSearch checks the timeout again and answers as for any query: timed_out, no hits.
+            return new MatchNoDocsQuery("lawindex: the request's timeout passed").createWeight(searcher, scoreMode, boost);
+        }
+    }
+
+    /**
+     * The shard's exact words ranking for the question (hybrid's words part too: MeaningQuery): the question
+     * expanded against the reader's vocabulary (kept for the highlighter), every law scored, its memory charged
+     * to the request breaker and its loops cancellable. Throws QueryPhase.TimeExceededException past the
+     * request's timeout.
+     */
+    Ranking ranking(IndexSearcher searcher) throws IOException {
         IndexReader reader = searcher.getIndexReader();
         try (Work work = new Work(breaker, cancellation(reader, field))) {
             work.checkCancelled();
@@ -80,14 +97,8 @@ public final class LawindexQuery extends Query {
                 known = new Expanded(reader, asked, counts);
                 expanded = known;
             }
-            Ranking ranking = Ranking.of(reader, searcher.collectionStatistics(field), field, orderField, known.asked,
+            return Ranking.of(reader, searcher.collectionStatistics(field), field, orderField, known.asked,
                 known.counts, similarity, work);
-            return new LawindexWeight(this, ranking, boost);
-        } catch (QueryPhase.TimeExceededException e) {
-            // The request's timeout passed while the question was expanded or ranked. Thrown from here it would
-            // fail the shard (500); a weight that matches nothing lets the search go on to its first leaf,
-            // where OpenSearch checks the timeout again and answers as for any query: timed_out, no hits.
-            return new MatchNoDocsQuery("lawindex: the request's timeout passed").createWeight(searcher, scoreMode, boost);
         }
     }
 

@@ -40,10 +40,27 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     private static final ParseField QUESTION = new ParseField("question");
     private static final ParseField FIELD = new ParseField("field");
     private static final ParseField ORDER = new ParseField("order");
+    private static final ParseField BY = new ParseField("by");
+    private static final ParseField RRF_K = new ParseField("rrf_k");
+    private static final ParseField WORDS_WEIGHT = new ParseField("words_weight");
+    private static final ParseField MEANING_WEIGHT = new ParseField("meaning_weight");
 
     private final String question;
     private final String field;
     private final String order;
+    private String by = Fusion.WORDS;
+    private int rrfK = Fusion.RRF_K;
+    private double wordsWeight = Fusion.WORDS_WEIGHT;
+    private double meaningWeight = Fusion.MEANING_WEIGHT;
+
+    /** By meaning or hybrid (Fusion), parameters already checked. */
+    public LawindexQueryBuilder way(String by, int rrfK, double wordsWeight, double meaningWeight) {
+        this.by = by;
+        this.rrfK = rrfK;
+        this.wordsWeight = wordsWeight;
+        this.meaningWeight = meaningWeight;
+        return this;
+    }
 
     public LawindexQueryBuilder(String question, String field, String order) {
         if (question == null) {
@@ -59,6 +76,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         question = in.readString();
         field = in.readString();
         order = in.readString();
+        by = in.readString();
+        rrfK = in.readInt();
+        wordsWeight = in.readDouble();
+        meaningWeight = in.readDouble();
     }
 
     @Override
@@ -66,6 +87,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         out.writeString(question);
         out.writeString(field);
         out.writeString(order);
+        out.writeString(by);
+        out.writeInt(rrfK);
+        out.writeDouble(wordsWeight);
+        out.writeDouble(meaningWeight);
     }
 
     @Override
@@ -74,6 +99,14 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         builder.field(QUESTION.getPreferredName(), question);
         builder.field(FIELD.getPreferredName(), field);
         builder.field(ORDER.getPreferredName(), order);
+        if (!Fusion.WORDS.equals(by)) {
+            builder.field(BY.getPreferredName(), by);
+        }
+        if (Fusion.HYBRID.equals(by)) {
+            builder.field(RRF_K.getPreferredName(), rrfK);
+            builder.field(WORDS_WEIGHT.getPreferredName(), wordsWeight);
+            builder.field(MEANING_WEIGHT.getPreferredName(), meaningWeight);
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -83,6 +116,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         String field = null;
         String order = null;
         String queryName = null;
+        String by = Fusion.WORDS;
+        Integer rrfK = null;
+        Double wordsWeight = null;
+        Double meaningWeight = null;
         float boost = DEFAULT_BOOST;
         String current = null;
         XContentParser.Token token;
@@ -94,13 +131,28 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                     boost = parser.floatValue();
                     continue;
                 }
+                // The fusion's numbers: each checked where it is read (integer, number), a 400 naming it.
+                if (RRF_K.match(current, parser.getDeprecationHandler())) {
+                    rrfK = integer(parser, current);
+                    continue;
+                }
+                if (WORDS_WEIGHT.match(current, parser.getDeprecationHandler())) {
+                    wordsWeight = number(parser, current);
+                    continue;
+                }
+                if (MEANING_WEIGHT.match(current, parser.getDeprecationHandler())) {
+                    meaningWeight = number(parser, current);
+                    continue;
+                }
                 boolean known = QUESTION.match(current, parser.getDeprecationHandler())
                     || FIELD.match(current, parser.getDeprecationHandler())
                     || ORDER.match(current, parser.getDeprecationHandler())
+                    || BY.match(current, parser.getDeprecationHandler())
                     || NAME_FIELD.match(current, parser.getDeprecationHandler());
                 if (!known) {
                     throw new ParsingException(parser.getTokenLocation(),
-                        "[" + NAME + "] takes question, field, order, boost and _name; not [" + current + "]");
+                        "[" + NAME + "] takes question, by, rrf_k, words_weight, meaning_weight, field, order, boost and _name; not ["
+                            + current + "]");
                 }
                 // "question": 30 was once taken as "30": a number, a boolean or null is not a question.
                 if (token != XContentParser.Token.VALUE_STRING) {
@@ -113,8 +165,11 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                     field = parser.text();
                 } else if (ORDER.match(current, parser.getDeprecationHandler())) {
                     order = parser.text();
+                } else if (BY.match(current, parser.getDeprecationHandler())) {
+                    by = parser.text();
                 } else {
                     queryName = parser.text();
+                }
                 }
             } else {
                 throw new ParsingException(parser.getTokenLocation(),
@@ -124,7 +179,13 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         if (question == null) {
             throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] requires [question], a string");
         }
-        LawindexQueryBuilder built = new LawindexQueryBuilder(question, field, order);
+        String refused = Fusion.refusal(by, rrfK, wordsWeight, meaningWeight);
+        if (refused != null) {
+            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] " + refused);
+        }
+        LawindexQueryBuilder built = new LawindexQueryBuilder(question, field, order).way(by,
+            rrfK == null ? Fusion.RRF_K : rrfK, wordsWeight == null ? Fusion.WORDS_WEIGHT : wordsWeight,
+            meaningWeight == null ? Fusion.MEANING_WEIGHT : meaningWeight);
         built.boost(boost);
         built.queryName(queryName);
         return built;
@@ -148,6 +209,24 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         }
     }
 
+    private static int integer(XContentParser parser, String name) throws IOException {
+        if (parser.currentToken() != XContentParser.Token.VALUE_NUMBER
+            || (parser.numberType() != XContentParser.NumberType.INT && parser.numberType() != XContentParser.NumberType.LONG)
+            || parser.longValue() < Integer.MIN_VALUE || parser.longValue() > Integer.MAX_VALUE) {
+            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] [" + name + "] must be an integer from 1 to "
+                + Fusion.MAX_RRF_K + ", not " + parser.text());
+        }
+        return (int) parser.longValue();
+    }
+
+    private static double number(XContentParser parser, String name) throws IOException {
+        if (parser.currentToken() != XContentParser.Token.VALUE_NUMBER) {
+            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] [" + name + "] must be a finite number >= 0, not "
+                + parser.text());
+        }
+        return parser.doubleValue();
+    }
+
     @Override
     protected Query doToQuery(QueryShardContext context) throws IOException {
         int limit = context.getIndexSettings().getValue(LawindexPlugin.MAX_QUESTION_LENGTH);
@@ -156,6 +235,18 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                 + "the " + limit + " this index takes; the limit is the index setting ["
                 + LawindexPlugin.MAX_QUESTION_LENGTH.getKey() + "]");
         }
+        if (Fusion.WORDS.equals(by)) {
+            return wordsQuery(context);
+        }
+        OrderField.check(context, order); // ties in corpus order, by meaning too
+        // The node embeds the question itself (Embedder: bit-equal to lawindex's Python embedder).
+        int[] grid = Embedder.shipped().grid(question);
+        Query words = Fusion.HYBRID.equals(by) ? wordsQuery(context) : null;
+        return new MeaningQuery(question, grid, order, Fusion.HYBRID.equals(by),
+            words instanceof LawindexQuery ? (LawindexQuery) words : null, rrfK, wordsWeight, meaningWeight);
+    }
+
+    private Query wordsQuery(QueryShardContext context) throws IOException {
         MappedFieldType type = context.fieldMapper(field);
         if (type == null) {
             // A misspelt field once answered 200 with no hits, as if no law shared a word.
@@ -199,12 +290,14 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
 
     @Override
     protected boolean doEquals(LawindexQueryBuilder other) {
-        return question.equals(other.question) && field.equals(other.field) && order.equals(other.order);
+        return question.equals(other.question) && field.equals(other.field) && order.equals(other.order)
+            && by.equals(other.by) && rrfK == other.rrfK && Double.compare(wordsWeight, other.wordsWeight) == 0
+            && Double.compare(meaningWeight, other.meaningWeight) == 0;
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(question, field, order);
+        return Objects.hash(question, field, order, by, rrfK, wordsWeight, meaningWeight);
     }
 
     @Override

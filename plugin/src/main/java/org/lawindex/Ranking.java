@@ -48,9 +48,13 @@ final class Ranking {
     /** Per leaf: its matching documents (leaf ids, ascending). */
     private final int[][] docs;
     private final float maxScore;
+    /** The matching documents (global ids) in the spec's order. */
+    private final int[] ranked;
 
     private Ranking(List<String> asked, long[] n, double[] idf, long size, double average, double k1, double b,
-                    String field, String orderField, double[] sums, float[] floats, int[][] docs, float maxScore) {
+                    String field, String orderField, double[] sums, float[] floats, int[][] docs, float maxScore,
+                    int[] ranked) {
+        this.ranked = ranked;
         this.asked = asked;
         this.n = n;
         this.idf = idf;
@@ -199,7 +203,7 @@ final class Ranking {
             floats[doc] = nearest;
         }
         float maxScore = matched == 0 ? 0f : floats[ranked[0]];
-        return new Ranking(asked, n, idf, size, average, k1, b, field, orderField, sums, floats, docs, maxScore);
+        return new Ranking(asked, n, idf, size, average, k1, b, field, orderField, sums, floats, docs, maxScore, ranked);
     }
 
     /** A kept law's sort key: a positive float's bits order as the float does; descending, then the id. */
@@ -255,6 +259,16 @@ final class Ranking {
             throw new IllegalStateException("a document with words has no length (norms are off for the field?)");
         }
         return lengths.longValue();
+    }
+
+    /** Every matching document (global id), in the spec's order: the full words ranking (hybrid's). */
+    int[] ranked() {
+        return ranked;
+    }
+
+    /** A matching document's float64 BM25 sum. */
+    double sum(int global) {
+        return sums[global];
     }
 
     /** The leaf's matching documents, ascending. */

@@ -1,0 +1,28 @@
+"""The plugin's fusion defaults (plugin/src/main/java/org/lawindex/Fusion.java) are lawindex's own
+(indexer/retrieval/answers.py), so that a raw `lawindex` query by hybrid without parameters answers as
+`lawindex ask --by hybrid` does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from indexer.retrieval import answers
+
+FUSION = Path(__file__).resolve().parents[2] / "plugin" / "src" / "main" / "java" / "org" / "lawindex" / "Fusion.java"
+
+
+def _constant(name: str) -> str:
+    found = re.search(rf"static final \w+ {name} = ([^;]+);", FUSION.read_text(encoding="utf-8"))
+    assert found is not None, f"Fusion.java has no {name}"
+    return found.group(1).replace("_", "")
+
+
+def test_the_plugins_rrf_k_is_lawindexs() -> None:
+    assert int(_constant("RRF_K")) == answers.RRF_K
+
+
+def test_the_plugins_weights_are_lawindexs() -> None:
+    # FUSION.md: 1.0 and 1.0 until the eval helper's tuning sets them in answers.py.
+    assert float(_constant("WORDS_WEIGHT")) == getattr(answers, "WORDS_WEIGHT", 1.0)
+    assert float(_constant("MEANING_WEIGHT")) == getattr(answers, "MEANING_WEIGHT", 1.0)
