@@ -137,9 +137,11 @@ def remove_orphans(
     client: OpenSearch, state: str, keep: Collection[str] | str | None, namespace: str = DEFAULT_NAMESPACE
 ) -> list[str]:
     """Delete what failed or crashed loads of the state left: lawindex's own indices of this state and
-    namespace that no alias points to but their own `-filling` one; return them. Never one of `keep`, one
-    not lawindex's, or one any other alias points to. Called holding the state's lock, so no live load is
-    filling one (a load whose lock was taken over fails at its next bulk chunk, or at its swap)."""
+    namespace still behind their own `-filling` alias (a load removes it only in its swap) and no other;
+    return them. Never one of `keep`, one not lawindex's, one any other alias points to, or a generation
+    kept after its swap, with no alias at all (indexer.opensearch.history prunes those past `--keep`).
+    Called holding the state's lock, so no live load is filling one (a load whose lock was taken over
+    fails at its next bulk chunk, or at its swap)."""
     kept = {keep} if isinstance(keep, str) else set(keep or ())
     prefix = index_prefix(state, namespace)
     found = client.indices.get(
@@ -153,7 +155,7 @@ def remove_orphans(
         meta = body.get("mappings", {}).get("_meta", {}).get("lawindex", {})
         if lifecycle.not_ours(meta, name, state, namespace) is not None:
             continue
-        if set(body.get("aliases", {})) - {f"{name}-filling"}:
+        if set(body.get("aliases", {})) != {f"{name}-filling"}:
             continue
         client.indices.delete(index=name, ignore_unavailable=True)
         orphans.append(name)
@@ -186,10 +188,10 @@ def swap(client: OpenSearch, state: str, index: str, current: Collection[str], n
     alias = alias_of(state, namespace)
     # must_exist: a remove of an alias already gone fails the whole call instead of passing in
     # silence, so a swap can never leave the alias on two indices (OpenSearch 3.0 and later).
-    actions: list[dict[str, Any]] = [{"remove": {"index": old, "alias": alias, **_MUST_EXIST}} for old in current]
+    actions: list[dict[str, Any]] = [{"remove": {"index": old, "alias": alias, **MUST_EXIST}} for old in current]
     actions += [
         {"add": {"index": index, "alias": alias}},
-        {"remove": {"index": index, "alias": filling(index), **_MUST_EXIST}},
+        {"remove": {"index": index, "alias": filling(index), **MUST_EXIST}},
     ]
     try:
         client.indices.update_aliases(body={"actions": actions})
@@ -206,4 +208,4 @@ def swap(client: OpenSearch, state: str, index: str, current: Collection[str], n
             raise
 
 
-_MUST_EXIST = {"must_exist": True}
+MUST_EXIST = {"must_exist": True}
