@@ -191,6 +191,48 @@ def rollbacks(connection: Connection, env: dict[str, str], old: Corpus, new: Cor
           f"{seen['either']:,} both's, {seen['neither']:,} neither's, {seen['errors']:,} errors")  # fmt: skip
 
 
+def micro(count: int) -> None:
+    """The wrapper's own CPU a request, in process and on one event loop: a trivial ASGI app called `count`
+    times bare, through `Observed` with the metrics, and with the metrics and the JSON log (to /dev/null),
+    alternated in 5 rounds, the best round of each kept (the machine's other load only adds)."""
+    from indexer.service.access_log import AccessLog, Observed
+    from indexer.service.metrics import Metrics
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        return None
+
+    scope = {"type": "http", "method": "GET", "path": "/v1/states/TX/ask", "query_string": b"q=fire+hydrant",
+             "headers": [(b"host", b"127.0.0.1")]}  # fmt: skip
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    sides = {
+        "bare": app,
+        "metrics": Observed(app, Metrics(None, "lawindex"), None),
+        "metrics + json log": Observed(app, Metrics(None, "lawindex"), AccessLog(fd=devnull)),
+    }
+
+    async def run(wrapped: Any) -> float:
+        began = time.process_time()
+        for _ in range(count):
+            await wrapped(dict(scope), receive, send)
+        return (time.process_time() - began) / count * 1e6
+
+    best = {name: float("inf") for name in sides}
+    for _ in range(5):
+        for name, wrapped in sides.items():
+            best[name] = min(best[name], asyncio.run(run(wrapped)))
+    print(f"\nthe wrapper's CPU a request, in process ({count:,} requests a round, best of 5 rounds)")
+    for name in sides:
+        extra = best[name] - best["bare"]
+        print(f"  {name:20} {best[name]:7.1f} us   (+{extra:.1f} us over bare)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=os.environ.get("OPENSEARCH_URL", "http://127.0.0.1:9200"))
@@ -203,7 +245,12 @@ def main() -> None:
     parser.add_argument("--rollbacks", type=int, default=6)
     parser.add_argument("--askers", type=int, default=4)
     parser.add_argument("--skip-metrics", action="store_true")
+    parser.add_argument("--micro", type=int, default=20000, help="requests a round of the in-process measure")
+    parser.add_argument("--micro-only", action="store_true", help="only the in-process measure (no cluster)")
     args = parser.parse_args()
+    micro(args.micro)
+    if args.micro_only:
+        return
     namespace = f"lawindex_bench{os.getpid()}"
     connection = Connection.from_env(args.url, namespace=namespace)
     env = {"OPENSEARCH_URL": args.url, "LAWINDEX_NAMESPACE": namespace}
