@@ -115,14 +115,25 @@ def prune(
 ) -> list[str]:
     """Retire lawindex's own generations of the state past `keep` (the serving one always kept, counted
     among them; then `previous`, the ones it replaced, so that a rollback can undo the load even after an
-    earlier rollback; then the newest); return them. Called holding the state's lock. A generation with an
-    alias on it is never retired (`generations.retire`): a half-built one is left to
+    earlier rollback; then the newest), and any that a rollback would refuse (`check_generation`: a damaged
+    index that a load replaced is never kept); return them. Called holding the state's lock. A generation
+    with an alias on it is never retired (`generations.retire`): a half-built one is left to
     `generations.remove_orphans`."""
+    from indexer.errors import ClusterRefused
+
     own = own_generations(client, state, namespace)
     others = [name for name in reversed(own) if name != serving and not own[name]["aliases"]]
     others.sort(key=lambda name: name not in previous)  # stable: the replaced ones first, then newest first
+    kept = 0
     retired = []
-    for name in others[max(keep - 1, 0) :]:
+    for name in others:
+        if kept < keep - 1:
+            try:
+                check_generation(client, state, namespace, name)
+                kept += 1
+                continue
+            except (ClusterRefused, BadInput):
+                pass  # damaged, or not there any more: not worth keeping
         if generations.retire(client, name):
             retired.append(name)
     return retired
