@@ -126,6 +126,7 @@ def rollbacks(connection: Connection, env: dict[str, str], old: Corpus, new: Cor
         for question in questions
     }
     seen = {"old": 0, "new": 0, "either": 0, "neither": 0, "errors": 0}
+    said: dict[str, int] = {}
     guard = threading.Lock()
     stop = threading.Event()
 
@@ -136,9 +137,11 @@ def rollbacks(connection: Connection, env: dict[str, str], old: Corpus, new: Cor
             question = rng.choice(questions)
             try:
                 got = [(hit.law.id, hit.score) for hit in engine.ask("TX", question).hits]
-            except Exception:
+            except Exception as error:  # counted, and said: there must be none
+                message = f"{type(error).__name__}: {error}"[:200]
                 with guard:
                     seen["errors"] += 1
+                    said[message] = said.get(message, 0) + 1
                 continue
             was, now = expected[question]
             key = "either" if got == was == now else "old" if got == was else "new" if got == now else "neither"
@@ -189,6 +192,8 @@ def rollbacks(connection: Connection, env: dict[str, str], old: Corpus, new: Cor
           f"max {max(process):.3f}")  # fmt: skip
     print(f"  answers during: {seen['old']:,} the old generation's, {seen['new']:,} the new one's, "
           f"{seen['either']:,} both's, {seen['neither']:,} neither's, {seen['errors']:,} errors")  # fmt: skip
+    for message, times in sorted(said.items(), key=lambda item: -item[1])[:5]:
+        print(f"    {times:,} x {message}")
 
 
 def micro(count: int) -> None:
