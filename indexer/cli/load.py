@@ -67,6 +67,12 @@ def load(
             show_default=False,
         ),
     ] = None,
+    keep: Annotated[
+        int,
+        typer.Option(
+            "--keep", min=1, help="Generations kept of each state, the serving one among them (for lawindex rollback)."
+        ),
+    ] = 2,
     as_json: JsonOption = False,
     url: UrlOption = None,
     ca_certs: CaCertsOption = None,
@@ -115,6 +121,7 @@ def load(
                 progress=lambda name, done, _total: bars.update(tasks[name], completed=done),
                 wait=wait,
                 stop=stop,
+                keep=keep,
             )
     if as_json:
         for result in results:

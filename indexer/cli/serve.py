@@ -1,6 +1,7 @@
 """`lawindex serve`: the HTTP service, on the same engine and with the same JSON as `lawindex ask --json`."""
 
 import signal
+from enum import StrEnum
 from types import FrameType
 from typing import Annotated
 
@@ -8,6 +9,13 @@ import typer
 
 from indexer.cli._common import CaCertsOption, InsecureOption, TimeoutOption, UrlOption, connect, reporting
 from indexer.cli.application import app
+
+
+class LogFormat(StrEnum):
+    """The access log's format: none but uvicorn's own lines, or a JSON object a request."""
+
+    text = "text"
+    json = "json"
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
@@ -51,6 +59,20 @@ def serve(
             help="Requests under way at most, per worker; past it 503 with Retry-After.",
         ),
     ] = 256,
+    metrics: Annotated[
+        bool, typer.Option("--metrics/--no-metrics", help="Serve /metrics (Prometheus text; docs/operations.md).")
+    ] = True,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            "--log-format",
+            help="text: no access log; json: one JSON object a request on stderr (docs/operations.md).",
+        ),
+    ] = LogFormat.text,
+    log_questions: Annotated[
+        bool,
+        typer.Option("--log-questions", help="Put each question's text in the JSON log (off: it is the learner's)."),
+    ] = False,
 ) -> None:
     """Answer questions over HTTP: GET /v1/states/{state}/ask?q=... returns what `lawindex ask --json` prints.
 
@@ -62,6 +84,7 @@ def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stopped)
     with reporting():
+        from indexer.service.access_log import Observing
         from indexer.service.limits import Limits, open_files_for
         from indexer.service.serve import check_address
         from indexer.service.serve import serve as run
@@ -86,4 +109,5 @@ def serve(
             workers=workers,
             settings={"url": url, "ca_certs": ca_certs, "insecure": insecure, "timeout": timeout},
             limits=limits,
+            observing=Observing(metrics=metrics, log_format=log_format.value, log_questions=log_questions),
         )

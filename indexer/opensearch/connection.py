@@ -30,6 +30,7 @@ from indexer.errors import (
     Unreachable,
     WriteBlocked,
 )
+from indexer.observe import timed
 from indexer.opensearch.reasons import _reason as _reason
 from indexer.opensearch.reasons import redacted as redacted
 from indexer.retrieval.corpus import state_code
@@ -188,7 +189,8 @@ def _transport(preference: str | None) -> type[Any]:
                 kwargs["params"] = params
             for attempt in range(NODE_LEFT_TRIES):
                 try:
-                    return super().perform_request(method, url, *args, **kwargs)
+                    with timed("opensearch"):  # lawindex serve's per-round-trip histogram (indexer.observe)
+                        return super().perform_request(method, url, *args, **kwargs)
                 except TransportError as error:
                     if error.status_code != 500 or str(error.error) not in _NODE_LEFT:
                         raise
@@ -486,7 +488,8 @@ class FastSearch:
     def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
         """What `client.search(index=index, body=body)` returns, or the exception it raises."""
         if self.light:
-            found = self._light(f"{self.prefix}/{quote(index, safe=',*')}/_search", body)
+            with timed("opensearch"):
+                found = self._light(f"{self.prefix}/{quote(index, safe=',*')}/_search", body)
             if found is not None:
                 return found
         result: dict[str, Any] = self.client.search(index=index, body=body)

@@ -137,9 +137,11 @@ def remove_orphans(
     client: OpenSearch, state: str, keep: Collection[str] | str | None, namespace: str = DEFAULT_NAMESPACE
 ) -> list[str]:
     """Delete what failed or crashed loads of the state left: lawindex's own indices of this state and
-    namespace that no alias points to but their own `-filling` one; return them. Never one of `keep`, one
-    not lawindex's, or one any other alias points to. Called holding the state's lock, so no live load is
-    filling one (a load whose lock was taken over fails at its next bulk chunk, or at its swap)."""
+    namespace still behind their own `-filling` alias (a load removes it only in its swap) and no other;
+    return them. Never one of `keep`, one not lawindex's, one any other alias points to, or a generation
+    kept after its swap, with no alias at all (indexer.opensearch.history prunes those past `--keep`).
+    Called holding the state's lock, so no live load is filling one (a load whose lock was taken over
+    fails at its next bulk chunk, or at its swap)."""
     kept = {keep} if isinstance(keep, str) else set(keep or ())
     prefix = index_prefix(state, namespace)
     found = client.indices.get(
@@ -153,7 +155,7 @@ def remove_orphans(
         meta = body.get("mappings", {}).get("_meta", {}).get("lawindex", {})
         if lifecycle.not_ours(meta, name, state, namespace) is not None:
             continue
-        if set(body.get("aliases", {})) - {f"{name}-filling"}:
+        if set(body.get("aliases", {})) != {f"{name}-filling"}:
             continue
         client.indices.delete(index=name, ignore_unavailable=True)
         orphans.append(name)
@@ -203,20 +205,23 @@ def swap(client: OpenSearch, state: str, index: str, current: Collection[str], n
             raise
 
 
-def swap_actions(alias: str, index: str, private: str, current: Collection[str], version: str) -> list[dict[str, Any]]:
+def swap_actions(
+    alias: str, index: str, private: str | None, current: Collection[str], version: str
+) -> list[dict[str, Any]]:
     """The one `_aliases` call that moves `alias` from `current` to `index` and drops the index's `private`
-    alias, such that a second swap from the same `current` is refused whole rather than leaving the alias on
-    two indices: each `remove` with `must_exist` where OpenSearch `version` parses it (2.12.0 on), else the
-    new index added as the alias's one write index (indexer.opensearch.versions says why that is as safe)."""
+    alias (if any: a rollback's target has none), such that a second swap from the same `current` is refused
+    whole rather than leaving the alias on two indices: each `remove` with `must_exist` where OpenSearch
+    `version` parses it (2.12.0 on), else the new index added as the alias's one write index
+    (indexer.opensearch.versions says why that is as safe)."""
     if versions.has_must_exist(version):
         guard: dict[str, Any] = {"must_exist": True}
         return [
             *({"remove": {"index": old, "alias": alias, **guard}} for old in current),
             {"add": {"index": index, "alias": alias}},
-            {"remove": {"index": index, "alias": private, **guard}},
+            *([{"remove": {"index": index, "alias": private, **guard}}] if private else []),
         ]
     return [
         *({"remove": {"index": old, "alias": alias}} for old in current),
         {"add": {"index": index, "alias": alias, "is_write_index": True}},
-        {"remove": {"index": index, "alias": private}},
+        *([{"remove": {"index": index, "alias": private}}] if private else []),
     ]

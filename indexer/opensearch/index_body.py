@@ -126,11 +126,12 @@ def body(
     replicas: int | None = None,
     meaning: Meaning | None = None,
     plugin: bool = False,
+    opensearch: str = "",
 ) -> dict[str, Any]:
     """The create request of `index`, a new generation of the state's index: mappings/laws.json's settings
     and mappings, `replicas` fixed (default: its auto_expand_replicas 0-1), lawindex's `_meta` marker, the
     plugin's similarity (`plugin`) and the vector field (`meaning`) where asked, and the private alias the
-    bulk fill writes through (`<index>-filling`)."""
+    bulk fill writes through (`<index>-filling`). `opensearch`: the cluster's version, kept for `lawindex history`."""
     state = corpus.state
     ranked_laws, process = counts(corpus.laws)
     made = mappings.laws_index()
@@ -152,6 +153,8 @@ def body(
             "process": process,
             "loaded_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "loaded_by": socket.gethostname(),
+            "lawindex_version": lawindex_version(),
+            "opensearch_version": opensearch,
         }
     }
     if plugin:
@@ -163,6 +166,16 @@ def body(
         meaning.extend(made)  # the vector field, for --by meaning and hybrid (indexer.opensearch.vectors)
     made["aliases"] = {filling(index): {}}
     return made
+
+
+def lawindex_version() -> str:
+    """This lawindex's version, as installed ("0" from a source tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lawindex")
+    except PackageNotFoundError:
+        return "0"
 
 
 def filling(index: str) -> str:

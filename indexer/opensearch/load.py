@@ -23,9 +23,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LawindexError, LoadInterrupted, NoMeaning
-from indexer.opensearch import generations, index_body, lifecycle, plugin_path, plugins, versions
-from indexer.opensearch.connection import DEFAULT_NAMESPACE, Connection, alias_of, errors_translated, index_prefix
+from indexer.opensearch import generations, history, index_body, lifecycle, plugin_path, plugins, versions
+from indexer.opensearch.connection import (
+    DEFAULT_NAMESPACE,
+    Connection,
+    alias_of,
+    errors_translated,
+    index_prefix,
+    server_version,
+)
 from indexer.opensearch.fill import GREEN_TIMEOUT, Progress, fill, settle, wait_green
+from indexer.opensearch.history import KEEP
 from indexer.retrieval.corpus import Corpus
 
 if TYPE_CHECKING:
@@ -47,7 +55,8 @@ class LoadOptions:
     so that meaning asked of it is refused saying so. `force` rebuilds the state even when its index is intact.
     `chunk_size`, `max_retries` and `initial_backoff` shape the bulk fill (indexer.opensearch.fill); `wait` is
     how long the state's lock is waited for, and `locks_ensured` says the locks' index was made already
-    (lifecycle.StateLock)."""
+    (lifecycle.StateLock). `keep`: the generations kept after a swap, the serving one among
+    them (indexer.opensearch.history)."""
 
     namespace: str = DEFAULT_NAMESPACE
     dry_run: bool = False
@@ -62,6 +71,7 @@ class LoadOptions:
     plugin: bool | None = None
     force: bool = False
     words_only: bool = False
+    keep: int = KEEP
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,7 @@ def load_state(
         intact = intact and not options.force
         if options.dry_run:
             return done("would be unchanged" if intact else "would index", current[0] if intact else None)
-        if intact and generations.generations(client, corpus.state, namespace) == current:
+        if intact and history.tidy(client, corpus.state, namespace, options.keep, current):
             return done("unchanged", current[0])
         with lock:
             # Read under the lock: what the alias points to cannot move until we let go.
@@ -136,11 +146,13 @@ def load_state(
             generations.remove_orphans(client, corpus.state, current, namespace)
             if intact:
                 unchanged = current[0]
+                history.prune(client, corpus.state, namespace, options.keep, unchanged)
             else:
                 unchanged = None
                 index = _build(client, corpus, current, lock, stop, made, options, progress=progress)
-                for old in current:
-                    generations.retire(client, old)
+                _recorded(client, corpus.state, namespace, {"kind": "load", "from": current, "to": index,
+                                                            "sha256": corpus.sha256})  # fmt: skip
+                history.prune(client, corpus.state, namespace, options.keep, index, current)
     except BaseException:
         # What is true of this state once it failed, for the summary and --json: read from the cluster.
         if failures is not None:
@@ -149,6 +161,19 @@ def load_state(
     if unchanged is not None:
         return done("unchanged", unchanged, lock)
     return done("indexed", index, lock)
+
+
+def _recorded(client: OpenSearch, state: str, namespace: str, event: dict[str, Any]) -> None:
+    """The swap recorded in the state's history; a failure to record it is said, and the load stands (the
+    generation's own `_meta` still tells when and from what it was loaded)."""
+    import logging
+
+    try:
+        history.record(client, state, namespace, event)
+    except Exception as error:
+        logging.getLogger("lawindex.load").warning(
+            "lawindex: %s: the load was not recorded in its history: %s", state, error
+        )
 
 
 def _after_failure(
@@ -186,8 +211,9 @@ def _build(
     stats = count(corpus.laws)
     index = index_prefix(state, namespace) + index_body.new_generation()
     body = index_body.body(
-        corpus, stats, index, namespace=namespace, replicas=options.replicas, meaning=meaning, plugin=plugin
-    )
+        corpus, stats, index, namespace=namespace, replicas=options.replicas, meaning=meaning, plugin=plugin,
+        opensearch=server_version(client),
+    )  # fmt: skip
     if options.words_only:
         body["mappings"]["_meta"]["lawindex"]["words_only"] = True  # read by indexer.opensearch.vectors
     alias = alias_of(state, namespace)
@@ -253,6 +279,7 @@ def load(
     force: bool = False,
     vectors: bool | None = None,
     store: VectorStore | None = None,
+    keep: int = KEEP,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
@@ -298,6 +325,7 @@ def load(
         plugin=plugin,
         force=force,
         words_only=vectors is False,
+        keep=keep,
     )
 
     def one(corpus: Corpus) -> StateLoad:

@@ -52,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.errors import BadInput
+from indexer.observe import timed
 from indexer.retrieval.answers import (
     MEANING_WEIGHT,
     RETRIEVED_LAWS,
@@ -185,7 +186,8 @@ vectors: PerSequence[Vectors] = PerSequence(_embed_rows)
 
 def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
     """The question's unit vector (the zero vector for a question with no tokens)."""
-    vector: Vectors = (embedder or default_embedder()).embed([question])[0]
+    with timed("embedder"):  # lawindex serve's embedder histogram (indexer.observe)
+        vector: Vectors = (embedder or default_embedder()).embed([question])[0]
     return vector
 
 

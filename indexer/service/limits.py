@@ -91,6 +91,9 @@ class Limits:
 
 
 LIMITS = Limits()
+# Told of each refusal this layer writes (its whole response), for the metrics and the access log
+# (indexer.service.access_log); None: no one listens.
+REFUSED: Callable[[bytes], None] | None = None
 
 
 def configure(limits: Limits) -> None:
@@ -238,6 +241,8 @@ class GuardedProtocol(HttpToolsProtocol):
     def _refuse(self, response: bytes | None) -> None:
         """Close this connection now, after `response` if any; it no longer counts against the bound."""
         self.refused = True
+        if response is not None and REFUSED is not None:
+            REFUSED(response)
         self._stop_timers()
         self.waiting.leave(self)
         self.connections.discard(self)

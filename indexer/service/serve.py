@@ -44,10 +44,20 @@ from indexer.errors import (
     Unreachable,
 )
 from indexer.opensearch.connection import Connection, errors_translated
-from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, RRF_K_MAX, WORDS_WEIGHT, check_fusion
+from indexer.retrieval.answers import (
+    MEANING_WEIGHT,
+    RETRIEVED_LAWS,
+    RRF_K,
+    RRF_K_MAX,
+    WORDS_WEIGHT,
+    Answer,
+    check_fusion,
+)
 from indexer.retrieval.corpus import STATES, state_code
+from indexer.service.access_log import Observing, observed
 from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, ClusterEngine, check_question
 from indexer.service.limits import PROTOCOL, InFlight, Limits, configure, open_files_for
+from indexer.service.metrics import CURRENT, MULTIPROCESS, Record
 from indexer.service.output import (
     WAY_DESCRIPTION,
     AnswerOut,
@@ -257,7 +267,7 @@ class FastAsk:
         # run_in_executor's second future and the copying of its state (8% of the GIL's time at 8 clients).
         loop = asyncio.get_running_loop()
         answered: asyncio.Future[tuple[int, bytes]] = loop.create_future()
-        self.pool.submit(self._answer, loop, answered, *asked)
+        self.pool.submit(self._answer, loop, answered, CURRENT.get(), *asked)
         status, body = await answered
         headers = [(b"content-type", JSON_BYTES), (b"content-length", str(len(body)).encode())]
         if status == 503:
@@ -287,21 +297,27 @@ class FastAsk:
         self,
         loop: asyncio.AbstractEventLoop,
         answered: asyncio.Future[tuple[int, bytes]],
+        record: Record | None,
         state: str,
         question: str,
         limit: int,
         explain: bool,
     ) -> None:
         """In a pool thread: the status and body of one question, handed to `answered` on the loop."""
+        token = CURRENT.set(record)  # the request's OpenSearch time is added to it (indexer.service.metrics)
         try:
             answer = self.engine.ask(state, question, limit)
             parts = self.engine.explain(answer) if explain else None
             status, text = 200, answer_json(answer, parts)
+            if record is not None:
+                record.answered(answer)
         except LawindexError as error:
             status, text = status_of(error), dumps(ErrorOut.of(error).json_obj())
         except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
             logging.getLogger("uvicorn.error").exception("lawindex serve: %s %r", state, question)
             status, text = 500, dumps(_internal(error).json_obj())
+        finally:
+            CURRENT.reset(token)
         loop.call_soon_threadsafe(_settle, answered, (status, text.encode("utf-8")))
 
 
@@ -427,6 +443,7 @@ def create_app(connection: Connection) -> FastAPI:
         check_fusion(rrf_k, words_weight, meaning_weight)
         answer = engine.ask(state, q, limit, by, rrf_k, words_weight, meaning_weight)
         parts = engine.explain(answer) if explain else None
+        _answered(answer)
         return Response(answer_json(answer, parts).encode("utf-8"), media_type=JSON)
 
     @app.post(
@@ -439,6 +456,9 @@ def create_app(connection: Connection) -> FastAPI:
     def ask_many(state: State, batch: Annotated[BatchIn, Body()]) -> Response:
         code = state_code(state)
         check_question("", batch.limit)
+        record = CURRENT.get()
+        if record is not None:
+            record.way = batch.by
         # Each element's JSON text, as `dumps({"answers": [...]})` would write it.
         answers: list[str] = []
         for question in batch.questions:
@@ -456,6 +476,7 @@ def create_app(connection: Connection) -> FastAPI:
                     )
                 )
                 continue
+            _answered(answer)
             answers.append(answer_json(answer, parts))
         return Response(f'{{"answers": [{", ".join(answers)}]}}'.encode(), media_type=JSON)
 
@@ -509,6 +530,13 @@ def create_app(connection: Connection) -> FastAPI:
     return app
 
 
+def _answered(answer: Answer) -> None:
+    """The answer's path and windows, for the request's metrics and log line (indexer.service.access_log)."""
+    record = CURRENT.get()
+    if record is not None:
+        record.answered(answer)
+
+
 def _served_states(engine: ClusterEngine, connection: Connection) -> list[str]:
     """The states served under this namespace's aliases (one request: cheap enough for a probe)."""
     namespace = connection.namespace
@@ -552,13 +580,18 @@ def app_from_environment() -> Any:
     )
     limits = Limits(**settings.get("limits", {}))
     configure(limits)
-    return _service(connection, limits)
+    return _service(connection, limits, Observing(**settings.get("observing", {})))
 
 
-def _service(connection: Connection, limits: Limits) -> BodyLimit:
-    """The whole ASGI app of a worker: the body read (within its limit) before the request counts against
-    the bound on requests in flight (indexer.service.limits.InFlight), then the fast ask path."""
-    return BodyLimit(InFlight(FastAsk(create_app(connection)), limits.max_in_flight))
+def _service(connection: Connection, limits: Limits, observing: Observing | None = None) -> Any:
+    """The whole ASGI app of a worker: its metrics and access log (indexer.service.access_log), the body read
+    (within its limit) before the request counts against the bound on requests in flight
+    (indexer.service.limits.InFlight), then the fast ask path."""
+    app = create_app(connection)
+    in_flight = InFlight(FastAsk(app), limits.max_in_flight)
+    return observed(
+        BodyLimit(in_flight), observing or Observing(), lambda: app.state.engine.client, connection.namespace, in_flight
+    )
 
 
 def check_address(host: str, port: int) -> None:
@@ -596,6 +629,7 @@ def serve(
     workers: int = 1,
     settings: dict[str, Any] | None = None,
     limits: Limits | None = None,
+    observing: Observing | None = None,
 ) -> None:
     """Run the service until SIGTERM or SIGINT, which stop new connections and let requests in flight finish.
     `limits`: how long a request may take to arrive, how many connections and requests (indexer.service.limits)."""
@@ -621,7 +655,23 @@ def serve(
         # Not restored afterwards: a second SIGTERM while the process ends must not kill it either.
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, _stopped)
-        uvicorn.run(_service(connection, limits), **common)
+        uvicorn.run(_service(connection, limits, observing), **common)
         return
-    os.environ[SETTINGS_VARIABLE] = json.dumps({**(settings or {"url": connection.url}), "limits": limits.json_obj()})
-    uvicorn.run("indexer.service.serve:app_from_environment", factory=True, workers=workers, **common)
+    observing = observing or Observing()
+    os.environ[SETTINGS_VARIABLE] = json.dumps(
+        {**(settings or {"url": connection.url}), "limits": limits.json_obj(), "observing": observing.json_obj()}
+    )
+    if not observing.metrics:
+        uvicorn.run("indexer.service.serve:app_from_environment", factory=True, workers=workers, **common)
+        return
+    # Several workers count into files of one directory, which a scrape of any of them adds up
+    # (prometheus-client's multiprocess mode, read by each worker at its import); made empty for this run.
+    import shutil
+    import tempfile
+
+    counted = tempfile.mkdtemp(prefix="lawindex-metrics-")
+    os.environ[MULTIPROCESS] = counted
+    try:
+        uvicorn.run("indexer.service.serve:app_from_environment", factory=True, workers=workers, **common)
+    finally:
+        shutil.rmtree(counted, ignore_errors=True)

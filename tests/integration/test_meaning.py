@@ -228,8 +228,9 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
             engine.ask("VT", "snow tires", 8, "meaning").ids() == rank.answer(corpus, "snow tires", 8, "meaning").ids()
         )
         # The same corpus loaded words-only (as on a cluster without k-NN): another fingerprint, so a new
-        # generation swapped in and the old one deleted; meaning is then refused for that index, words answer.
-        words_only = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=None))
+        # generation swapped in and the old one deleted (keep=1: none kept for a rollback); meaning is then
+        # refused for that index, words answer.
+        words_only = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=None, keep=1))
         assert words_only.outcome == "indexed" and words_only.index != first.index
         assert not client.indices.exists(index=first.index)
         with pytest.raises(NoMeaning, match=r"was loaded without vectors"):
