@@ -9,9 +9,9 @@ final class Fusion {
     static final String WORDS = "words";
     static final String MEANING = "meaning";
     static final String HYBRID = "hybrid";
-    static final int RRF_K = 60;
+    static final int RRF_K = 5;
     static final double WORDS_WEIGHT = 1.0;
-    static final double MEANING_WEIGHT = 1.0;
+    static final double MEANING_WEIGHT = 4.0;
     static final int MAX_RRF_K = 10_000;
 
     private Fusion() {

@@ -170,7 +170,6 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                 } else {
                     queryName = parser.text();
                 }
-                }
             } else {
                 throw new ParsingException(parser.getTokenLocation(),
                     "[" + NAME + "] [" + current + "] must be a string, not " + describe(token));
