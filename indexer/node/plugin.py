@@ -15,6 +15,9 @@ beside the shared sources.
 `node_home` is the distribution with every plugin a node gets installed once (cached), which each node's
 home is then hard-linked from: `install` runs the distribution's own `bin/opensearch-plugin install
 --batch` for a list of zips, for this plugin and for any other (the k-NN plugin) alike.
+
+Long: one build, read top to bottom (what to compile against, the cache key, javac, the jar with the embedder's
+model files, the zip and its descriptor), then the install that takes the zip it made.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ removes the half-built index and leaves the alias where it was: the index that s
 The steps are each their own module: the index's body and documents (indexer.opensearch.index_body), the
 bulk fill (indexer.opensearch.fill), the alias and the generations (indexer.opensearch.generations); here is
 the transaction that runs them, top to bottom, under the state's lock, and the states loaded side by side.
+
+Long: one transaction read top to bottom (check, build, fill, swap, keep or retire), and the options that shape
+it (the cluster's version, vectors or words only, the generations kept).
 """
 
 from __future__ import annotations

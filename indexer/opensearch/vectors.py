@@ -30,6 +30,12 @@ from which indexer.retrieval.meaning.proven proves the fused first rows exactly 
 bounded by its rank past it), or says the windows are too narrow; W starts at HYBRID_WINDOW (or the limit) and
 doubles until they are not (at the latest both rankings whole: the old cost). lawindex fuses them, so the answer
 is the reference's, whatever the limit.
+
+The plugin. Where the lawindex plugin ranks a state by meaning (its index has `vector_grid`), one `lawindex`
+query answers by meaning or hybrid and each hit's explanation carries its exact score and ranks (docs/fusion.md).
+
+Long: the three ways meaning reaches a row on OpenSearch (the load's vectors, the proven windows, the plugin's
+one request) share the checks of an index's meaning and of each row against its seal.
 """
 
 from __future__ import annotations

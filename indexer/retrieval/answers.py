@@ -18,7 +18,7 @@ from indexer.retrieval.corpus import Law
 # How many laws a question is answered from: enough that a paraphrase still reaches its law, few
 # enough that the model is not reading a chapter. The spec's RETRIEVED_LAWS.
 RETRIEVED_LAWS = 8
-# The weighted reciprocal-rank fusion of `--by hybrid` (indexer.retrieval.meaning; /work/wt/FUSION.md): a row's
+# The weighted reciprocal-rank fusion of `--by hybrid` (indexer.retrieval.meaning; docs/fusion.md): a row's
 # score is WORDS_WEIGHT/(RRF_K + words rank) + MEANING_WEIGHT/(RRF_K + meaning rank). The ONE place of the
 # defaults (the plugin mirrors them; a test holds the two equal). Chosen on the tuning half of eval/handbook.jsonl
 # only (eval/README.md, "Choosing the fusion"): a grid of k in {1, 2, 5, 10, 20, 30, 40, 60, 100} and meaning

@@ -6,7 +6,7 @@ Three ways a question reaches rows (`--by`):
 - `meaning`: every row of the state (process rows included: a page reaches the model by meaning) by the
   cosine of its vector with the question's (indexer.embedding: unit vectors on a grid, so the float64 dot
   product is exact in any order of addition), best first, equal cosines in corpus order.
-- `hybrid`: weighted reciprocal-rank fusion of the two *full* exact rankings (/work/wt/FUSION.md): the words
+- `hybrid`: weighted reciprocal-rank fusion of the two *full* exact rankings (docs/fusion.md): the words
   ranking is every law sharing a word with the question (every law BM25 scores above 0, in the spec's
   order), the meaning ranking every row. A row's score is `a/(k + words rank) + b/(k + meaning rank)`
   (a, b: the words and meaning weights), ranks from 1, the words part left out for a row words do not

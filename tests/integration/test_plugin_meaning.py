@@ -1,7 +1,7 @@
 """The lawindex plugin's query by meaning and hybrid, sent as any client sends it (http.client, no lawindex code
 between), against the reference engine (indexer.retrieval.meaning, in process): ids, order, the exact float64
 score (the hit's `explain`), each way's rank; on the samples and on a generated 6,000-law state; every page
-(`from`/`size`, `search_after`) the same rows as one large page; weighted fusion against FUSION.md's formula
+(`from`/`size`, `search_after`) the same rows as one large page; weighted fusion against docs/fusion.md's formula
 computed here; bad parameters 400s naming them. The node is the session's (scripts/test: one per pin), with the
 plugin installed; on a node without k-NN the load gives plugin-path indices their vectors all the same.
 """
@@ -90,7 +90,7 @@ def _rows(
 def _reference(
     corpus: Corpus, question: str, by: str, k: int = 60, ww: float = 1.0, mw: float = 1.0
 ) -> list[tuple[str, float, int | None, int | None]]:
-    """The reference engine's rows, FUSION.md's weighted fusion computed here from its two full rankings."""
+    """The reference engine's rows, docs/fusion.md's weighted fusion computed here from its two full rankings."""
     question = _LONE.sub("\ufffd", question)
     laws = corpus.laws
     vector = meaning.question_vector(question)

@@ -2,6 +2,7 @@
 TYPE_CHECKING too: a circle a reader must follow is a circle, whether or not Python ever runs it).
 
     errors      indexer/errors.py                 imports nothing of lawindex
+    observe     indexer/observe.py                imports nothing of lawindex: timings handed to a watcher
     retrieval   indexer/retrieval/                in process, no server: imports only itself and errors
     opensearch  indexer/opensearch/               the OpenSearch side
     node        indexer/node/                     a local node, Docker, clusters, security
@@ -24,9 +25,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "indexer"
 
 # layer -> height: a module may import a module of its own layer or of a lower height
-# DESIGN.md's order: the retrieval core, the OpenSearch side, the local node (which names what it secures
-# with the OpenSearch side's names), the service, the CLI.
-HEIGHTS = {"errors": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
+# The order of the architecture (docs/architecture.md): the retrieval core, the OpenSearch side, the local node
+# (which names what it secures with the OpenSearch side's names), the service, the CLI.
+HEIGHTS = {"errors": 0, "observe": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
 # What the retrieval layer must run without: a server's client, the service's and the CLI's frameworks.
 NOT_IN_RETRIEVAL = {"opensearchpy", "fastapi", "starlette", "uvicorn", "typer", "docker"}
 LONG = 400  # lines; past it a module's docstring must give the reason

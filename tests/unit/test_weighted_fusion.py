@@ -1,4 +1,4 @@
-"""Weighted reciprocal-rank fusion (/work/wt/FUSION.md; indexer.retrieval.meaning): a row's score is
+"""Weighted reciprocal-rank fusion (docs/fusion.md; indexer.retrieval.meaning): a row's score is
 words_weight/(k + words rank) + meaning_weight/(k + meaning rank), words part first, from 0.0. The expected
 values below are worked out by hand (the decimals are the float64 nearest each sum, written out), never by the
 code under test; `proven` with weights is held equal to `fuse` on generated rankings and weights."""

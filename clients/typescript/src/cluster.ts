@@ -1,5 +1,5 @@
 // The cluster asked directly, with no `lawindex serve` in the path: the lawindex plugin's query, one POST to a
-// state's alias, for every way (by words, by meaning, hybrid: FUSION.md's contract). Node 20's fetch, no
+// state's alias, for every way (by words, by meaning, hybrid: docs/fusion.md's contract). Node 20's fetch, no
 // dependency; a pipeline that has its own opensearch-js client sends `lawindexQuery(...)` as the body of its
 // own `client.search({ index: alias(state), body })` and reads the hits with `hitsOf`.
 import { type Hit, LawindexError, RETRIEVED_LAWS, type Way, BadRequest, NotFound, UpstreamError, ConnectionFailed } from "./index.js";

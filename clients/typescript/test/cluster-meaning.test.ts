@@ -1,4 +1,4 @@
-// ClusterClient by meaning and hybrid (FUSION.md's `{"lawindex": {"question", "by": "meaning" | "hybrid", ...}}`),
+// ClusterClient by meaning and hybrid (docs/fusion.md's `{"lawindex": {"question", "by": "meaning" | "hybrid", ...}}`),
 // held to the reference engine's answers (indexer.retrieval.meaning, written by the Python test that runs this
 // file: tests/integration/pending_ts_cluster_meaning.py, enabled when the plugin answers by meaning):
 //   LAWINDEX_EXPECTED  a JSON file: [{ state, question, by, rrf_k?, ids: [...], scores: [...] }, ...]

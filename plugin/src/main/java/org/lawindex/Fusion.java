@@ -3,7 +3,7 @@ package org.lawindex;
 /**
  * The ways a {@code lawindex} query ranks, and hybrid's weighted reciprocal-rank fusion's parameters: their
  * defaults mirror indexer/retrieval/answers.py (RRF_K and the weights; tests/unit/test_plugin_fusion.py holds the
- * two equal) and their bounds are FUSION.md's.
+ * two equal) and their bounds are docs/fusion.md's.
  */
 final class Fusion {
     static final String WORDS = "words";

@@ -22,7 +22,7 @@ import org.apache.lucene.util.BytesRef;
  *       component times 2^20), by its cosine with the question's vector: the exact long dot product of the
  *       grid units (below 2^48) times 2^-40, which is the float64 dot product Python computes, to the bit;
  *       best first, equal cosines in corpus order;</li>
- *   <li>hybrid: the weighted reciprocal-rank fusion (docs/fusion, FUSION.md) of the full words ranking (every
+ *   <li>hybrid: the weighted reciprocal-rank fusion (docs/fusion.md) of the full words ranking (every
  *       law BM25 scores above 0, {@link Ranking}) and the full meaning ranking: {@code 0.0 + ww / (k + w) +
  *       mw / (k + m)}, a part only for a way that reaches the row; best first, equal scores in corpus order.</li>
  * </ul>

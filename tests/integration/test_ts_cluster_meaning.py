@@ -1,8 +1,4 @@
-"""PENDING, enabled by the lead at the merge of the plugin's `by: meaning | hybrid` (issue 28, items 1-2): rename
-this file to test_ts_cluster_meaning.py. Until the plugin answers FUSION.md's contract it cannot pass, so it is
-not collected (its name does not start with `test_`); once renamed it runs, and fails, never skips, under CI=true.
-
-The package's ClusterClient (clients/typescript/test/cluster-meaning.test.ts) asks the node by meaning and by
+"""The package's ClusterClient (clients/typescript/test/cluster-meaning.test.ts) asks the node by meaning and by
 hybrid (k 60 and 10, and weights other than 1.0) with no lawindex in the path, held to the reference engine's
 answers (indexer.retrieval.meaning.answer: ids, order, and each score as the float32 the engine's `_score` is)
 on the sample corpora's own questions and generated ones.
