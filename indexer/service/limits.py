@@ -34,6 +34,8 @@ a header read timeout, hypercorn a read timeout, neither a connection bound that
 would throw away what benchmarks/serve.py measured of this one. The subclass keeps to the protocol's own hooks
 (`connection_made`, `data_received`, the parser's callbacks, `on_response_complete`, `shutdown`);
 tests/integration/test_serve_limits.py holds each limit, benchmarks/slowloris.py measures them.
+
+Long: every limit a slow or greedy client meets, in the one protocol subclass that must see them all.
 """
 
 from __future__ import annotations
