@@ -5,8 +5,10 @@ every answer by meaning and hybrid, on the samples and on generated questions ov
 enough to widen windows, is held equal to indexer.retrieval.meaning's (ids, order, ranks and cosines to the
 bit); the load gives each index its `knn_vector` field on the Lucene engine, the embedder in its
 fingerprint, and the same swap and ownership. Where the cluster has no k-NN (the 2.19.x min distributions
-take none: indexer/node/knn.py), the same tests hold, by design, that meaning and hybrid fail with the
-one line naming the plugin (exit 8) while words still answer.
+take none: indexer/node/knn.py) but every node has the lawindex plugin, the plugin answers by meaning and
+hybrid itself (issue 28), and the same tests hold its answers equal to the reference's. Only an index a
+cluster with neither can rank by meaning (loaded here with `plugin=False` where there is no k-NN) is refused,
+by design, with the one line naming the k-NN plugin (exit 8), while words still answer.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ class Served:
     engine: ClusterEngine
     corpora: dict[str, Corpus]
     knn: bool
+    # Whether the served indices answer by meaning: every node has k-NN, or the lawindex plugin (the load
+    # builds for it by default where every node has it, and the plugin ranks by meaning itself).
+    meaning: bool
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +72,7 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
                 "OpenSearch 3.6.0 without the k-NN plugin: `lawindex opensearch start` should have installed it"
             )
         load(connection, list(corpora.values()))
-        yield Served(connection, ClusterEngine(connection), corpora, has)
+        yield Served(connection, ClusterEngine(connection), corpora, has, has or plugin_path.cluster_has_plugin(client))
 
 
 def _questions(corpus: Corpus) -> list[str]:
@@ -85,7 +90,7 @@ def _same(served: Served, state: str, question: str, limit: int, by: str) -> Non
 
 @pytest.mark.parametrize("by", ["meaning", "hybrid"])
 def test_opensearch_answers_as_the_reference_on_the_samples_and_generated_questions(served: Served, by: str) -> None:
-    if not served.knn:
+    if not served.meaning:
         with pytest.raises(NoMeaning, match=r"has no k-NN plugin \(opensearch-knn\)"):
             served.engine.ask("TX", "fire hydrant", 8, by)
         return
@@ -104,7 +109,7 @@ def test_a_process_row_is_reached_by_meaning_never_by_words(served: Served) -> N
     question = "my permit expired before i passed the road test what now"
     words = served.engine.ask("PA", question, 100)
     assert all(hit.law.kind != "process" for hit in words.hits)
-    if not served.knn:
+    if not served.meaning:
         return
     by_meaning = served.engine.ask("PA", question, 8, "meaning")
     assert by_meaning.hits[0].law.id in {"PA-P06", "PA-P07", "PA-P08", "PA-P10"}
@@ -112,7 +117,7 @@ def test_a_process_row_is_reached_by_meaning_never_by_words(served: Served) -> N
 
 
 def test_the_window_widens_and_stays_exact_on_a_generated_state(served: Served) -> None:
-    if not served.knn:
+    if not served.meaning:
         return
     laws = served.corpora["GU"].laws
     # A row's own embedded text reaches that row first (a cosine of 1 within the grid), at any limit.
@@ -138,7 +143,7 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
     """Hybrid on OpenSearch fuses windows (indexer.retrieval.meaning.proven): on questions whose first windows are
     proven too narrow by the reference's own full rankings (held here, so the widening is exercised), and at
     limits up to past the state's size (every row fused), its answers are the reference's."""
-    if not served.knn:
+    if not served.meaning:
         return
     corpus = served.corpora["GU"]
     laws = corpus.laws
@@ -245,15 +250,28 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
 def test_the_cli_says_what_is_missing_in_one_line_with_exit_8(opensearch_url: str, served: Served) -> None:
     env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": served.connection.namespace}
     code, out, err = lawindex("ask", "TX", "fire hydrant", "--by", "meaning", env=env)
+    # Answered where the cluster has k-NN or the plugin (the node's own answer, the reference's: issue 28).
+    assert served.meaning and code == 0 and out.startswith("words: fire hydrant\nTX-S01  [meaning 1]  "), err
+    code, ref, err = lawindex("ask", "TX", "fire hydrant", "--by", "meaning", "--engine", "reference",
+                              "--corpora", str(CORPORA))  # fmt: skip
+    assert code == 0 and ref == out, err
     if served.knn:
-        assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  [meaning 1]  ")
         return
-    assert code == 8, err
-    lines = err.strip().splitlines()
-    assert lines[0].startswith(f"error: OpenSearch at {opensearch_url} (")
-    assert lines[0].endswith("has no k-NN plugin (opensearch-knn), which --by meaning and --by hybrid need")
-    code, out, _ = lawindex("ask", "TX", "fire hydrant", env=env)
-    assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  ")
+    # Neither k-NN nor the plugin for this index: TX loaded for Lucene's BM25 (plugin=False), words only.
+    with fresh_connection(opensearch_url) as connection:
+        client, namespace = connection.client(), connection.namespace
+        lifecycle.ensure_locks_index(client, namespace)
+        options = LoadOptions(namespace=namespace, meaning=for_cluster(client, False), plugin=False)
+        assert options.meaning is None
+        assert load_state(client, served.corpora["TX"], options).outcome == "indexed"
+        env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+        code, out, err = lawindex("ask", "TX", "fire hydrant", "--by", "meaning", env=env)
+        assert code == 8, err
+        lines = err.strip().splitlines()
+        assert lines[0].startswith(f"error: OpenSearch at {opensearch_url} (")
+        assert lines[0].endswith("has no k-NN plugin (opensearch-knn), which --by meaning and --by hybrid need")
+        code, out, _ = lawindex("ask", "TX", "fire hydrant", env=env)
+        assert code == 0 and out.startswith("words: fire hydrant\nTX-S01  ")
 
 
 def test_after_lawindex_load_corpora_a_page_only_meaning_reaches_is_reached_from_the_cli(
@@ -273,7 +291,7 @@ def test_after_lawindex_load_corpora_a_page_only_meaning_reaches_is_reached_from
         assert code == 0, err
         code, out, err = lawindex("ask", "WV", question, "--limit", "100", "--json", env=env)
         assert code == 0 and page["id"] not in [hit["id"] for hit in json.loads(out)["hits"]], err
-        if not served.knn:
+        if not served.meaning:
             code, _out, err = lawindex("ask", "WV", question, "--by", "meaning", env=env)
             assert code == NoMeaning.exit_code == 8, err
             return
