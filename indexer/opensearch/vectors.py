@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
-from indexer.opensearch import lifecycle, plugins
+from indexer.opensearch import integrity, lifecycle, plugins
 from indexer.opensearch.plugin_path import QUERY
-from indexer.opensearch.schema import FETCHED, GRID_FIELD
+from indexer.opensearch.schema import FETCHED, GRID_FIELD, STATISTICS_ID
 from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
@@ -408,7 +408,28 @@ def plugin_meaning_query(
         "explain": True,
         "_source": [*FETCHED, VECTOR_FIELD],
         "query": {QUERY: query},
+        # Every row the plugin cannot rank by meaning: a row without its `vector_grid` (the field is kept out of
+        # `_source`, so an `_update` of the row, or a re-index of it from its source, drops it). Such a row is
+        # not among the hits to be checked against the seal, yet its absence moves every row after it.
+        "aggs": {
+            UNRANKED: {
+                "global": {},
+                "aggs": {
+                    "rows": {
+                        "filter": {
+                            "bool": {
+                                "must_not": [{"exists": {"field": GRID_FIELD}}, {"ids": {"values": [STATISTICS_ID]}}]
+                            }
+                        },
+                        "aggs": {"first": {"top_hits": {"size": 1, "_source": ["id"]}}},
+                    }
+                },
+            }
+        },
     }
+
+
+UNRANKED = "lawindex_unranked"
 
 
 def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
@@ -438,11 +459,21 @@ def _from_plugin(
     cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
-    hits = engine._search(state, plugin_meaning_query(question, limit, by, rrf_k, words_weight, meaning_weight), 1)
+    body = plugin_meaning_query(question, limit, by, rrf_k, words_weight, meaning_weight)
+    response = engine._response(state, body, 1)
+    hits: list[dict[str, Any]] = response["hits"]["hits"]
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
     # to rank), ask the alias, as the windows do.
     served = {str(hit["_index"]) for hit in hits} if hits else {engine.served_now(state)}
     if served != {stats.index}:
         return None
+    # A row the plugin could not rank (no vector_grid: altered in place) is refused as an altered law is.
+    unranked = response.get("aggregations", {}).get(UNRANKED, {}).get("rows", {})
+    if unranked.get("doc_count", 0):
+        (row,) = unranked["first"]["hits"]["hits"]
+        if str(row["_index"]) != stats.index:
+            return None
+        law = row.get("_source", {}).get("id") or row["_id"]
+        raise engine.statistics_cache.refusal(state, stats.index, integrity.altered_problem(stats.index, law))
     engine.refuse_altered(state, stats, hits, vectors=True)
     return [(hit["_source"], *explained(hit)) for hit in hits]

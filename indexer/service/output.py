@@ -177,6 +177,7 @@ class StateOut(_Out):
     sha256: str = Field(description="the corpus file's fingerprint")
     loaded_at: str
     path: str = Field("window", description="how ask ranks it: plugin (the lawindex query) or window")
+    paths: str = Field("window", description="every path it can take on this cluster, comma-separated")
     meaning_path: str = Field(
         "none", description="how ask ranks it by meaning and hybrid: plugin, window (k-NN) or none (no vectors)"
     )
@@ -194,6 +195,7 @@ class StateOut(_Out):
             sha256=row.sha256,
             loaded_at=row.loaded_at,
             path=row.path,
+            paths=row.paths,
             meaning_path=row.meaning_path,
         )
 

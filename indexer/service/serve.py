@@ -434,10 +434,18 @@ def create_app(connection: Connection) -> FastAPI:
             ),
         ] = RRF_K,
         words_weight: Annotated[
-            float, Query(description="the words weight of the fusion (by=hybrid)", json_schema_extra={"minimum": 0})
+            float,
+            Query(
+                description="the words weight of the fusion (by=hybrid); the two weights not both 0",
+                json_schema_extra={"minimum": 0},
+            ),
         ] = WORDS_WEIGHT,
         meaning_weight: Annotated[
-            float, Query(description="the meaning weight of the fusion (by=hybrid)", json_schema_extra={"minimum": 0})
+            float,
+            Query(
+                description="the meaning weight of the fusion (by=hybrid); the two weights not both 0",
+                json_schema_extra={"minimum": 0},
+            ),
         ] = MEANING_WEIGHT,
     ) -> Response:
         check_fusion(rrf_k, words_weight, meaning_weight)

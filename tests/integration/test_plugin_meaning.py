@@ -21,6 +21,7 @@ from indexer.opensearch.connection import Connection, alias_of
 from indexer.opensearch.load import load
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning, reference
+from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines
 from tests import synthetic
@@ -88,9 +89,15 @@ def _rows(
 
 
 def _reference(
-    corpus: Corpus, question: str, by: str, k: int = 60, ww: float = 1.0, mw: float = 1.0
+    corpus: Corpus,
+    question: str,
+    by: str,
+    k: int = RRF_K,
+    ww: float = WORDS_WEIGHT,
+    mw: float = MEANING_WEIGHT,
 ) -> list[tuple[str, float, int | None, int | None]]:
-    """The reference engine's rows, docs/fusion.md's weighted fusion computed here from its two full rankings."""
+    """The reference engine's rows, docs/fusion.md's weighted fusion computed here from its two full rankings
+    (with no fusion given, the defaults of indexer.retrieval.answers, which the plugin mirrors)."""
     question = _LONE.sub("\ufffd", question)
     laws = corpus.laws
     vector = meaning.question_vector(question)

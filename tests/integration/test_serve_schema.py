@@ -38,13 +38,20 @@ def api_schema(opensearch_url: str) -> Iterator[Any]:
 EXAMPLES = 40
 
 
+def _expressible(case: Any) -> bool:
+    """False for the one rule of the ask's parameters that OpenAPI cannot state, being across two of them:
+    words_weight and meaning_weight not both 0 (a 400 naming both, docs/fusion.md; each alone may be 0)."""
+    query = case.query or {}
+    return not (query.get("words_weight") == 0 and query.get("meaning_weight") == 0)
+
+
 def test_every_endpoint_keeps_to_its_schema(api_schema: Any) -> None:
     # The operations one by one through Hypothesis (schemathesis' pytest plugin does not load under pytest 9).
     operations = [result.ok() for result in api_schema.get_all_operations()]
     assert len(operations) == 8  # laws by path and by ?id=
     for operation in operations:
 
-        @given(case=operation.as_strategy())
+        @given(case=operation.as_strategy().filter(_expressible))
         @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
         def keeps_to_it(case: Any) -> None:
             case.call_and_validate()

@@ -1,7 +1,8 @@
 """The package's ClusterClient (clients/typescript/test/cluster-meaning.test.ts) asks the node by meaning and by
-hybrid (k 60 and 10, and weights other than 1.0) with no lawindex in the path, held to the reference engine's
-answers (indexer.retrieval.meaning.answer: ids, order, and each score as the float32 the engine's `_score` is)
-on the sample corpora's own questions and generated ones.
+hybrid (the defaults, k 60 and 10, and weights other than the defaults) with no lawindex in the path, held to the
+reference engine's answers (indexer.retrieval.meaning.answer: ids, order, and each score as the float32 the
+engine's `_score` is, raised only where the plugin keeps a row above the next) on the sample corpora's own
+questions and generated ones.
 """
 
 from __future__ import annotations
@@ -35,10 +36,16 @@ def _expected(path: Path) -> None:
     for corpus in read_corpora(CORPORA):
         asked = default_questions(corpus)[:20] + synthetic.generate_questions(corpus.laws, 10, 28)
         for question in asked:
-            for by, rrf_k in (("meaning", None), ("hybrid", 60), ("hybrid", 10)):
-                answer = meaning.answer(corpus, question, 8, by, **({"rrf_k": rrf_k} if rrf_k else {}))
+            # The plugin's defaults (none sent), k 60 and 10, and weights other than the defaults.
+            for by, fusion in (
+                ("meaning", {}),
+                ("hybrid", {}),
+                ("hybrid", {"rrf_k": 60}),
+                ("hybrid", {"rrf_k": 10, "words_weight": 0.5, "meaning_weight": 2.0}),
+            ):
+                answer = meaning.answer(corpus, question, 8, by, **fusion)
                 rows.append({
-                    "state": corpus.state, "question": question, "by": by, **({"rrf_k": rrf_k} if rrf_k else {}),
+                    "state": corpus.state, "question": question, "by": by, **fusion,
                     "ids": [hit.law.id for hit in answer.hits], "scores": [hit.score for hit in answer.hits],
                 })  # fmt: skip
     path.write_text(json.dumps(rows), encoding="utf-8")

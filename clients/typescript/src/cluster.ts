@@ -4,8 +4,10 @@
 // own `client.search({ index: alias(state), body })` and reads the hits with `hitsOf`.
 import { type Hit, LawindexError, RETRIEVED_LAWS, type Way, BadRequest, NotFound, UpstreamError, ConnectionFailed } from "./index.js";
 
-/** The fusion's defaults (indexer/retrieval/answers.py; the plugin mirrors them). */
-export const RRF_K = 60;
+/** The fusion's defaults (indexer/retrieval/answers.py; the plugin mirrors them: docs/fusion.md). */
+export const RRF_K = 5;
+export const WORDS_WEIGHT = 1.0;
+export const MEANING_WEIGHT = 4.0;
 
 /** How a question is asked of the cluster. */
 export interface ClusterAskOptions {
@@ -29,6 +31,8 @@ export interface ClusterAnswer {
   by: Way;
   /** By hybrid only. */
   rrf_k?: number;
+  /** By hybrid only: each way's weight in the fusion. */
+  weights?: { words: number; meaning: number };
   hits: Hit[];
 }
 
@@ -100,7 +104,12 @@ export class ClusterClient {
       state: state.toUpperCase(),
       question,
       by,
-      ...(by === "hybrid" ? { rrf_k: options.rrfK ?? RRF_K } : {}),
+      ...(by === "hybrid"
+        ? {
+            rrf_k: options.rrfK ?? RRF_K,
+            weights: { words: options.wordsWeight ?? WORDS_WEIGHT, meaning: options.meaningWeight ?? MEANING_WEIGHT },
+          }
+        : {}),
       hits: hitsOf(found),
     };
   }
