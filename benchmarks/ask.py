@@ -24,10 +24,10 @@ import time
 import uuid
 from typing import Any
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import WINDOW, OpenSearchEngine
-from indexer.opensearch.schema import terms_query
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import terms_query
+from indexer.opensearch.read.query import WINDOW, OpenSearchEngine
+from indexer.opensearch.write.load import load
 from tests import synthetic
 from tests.synthetic import corpus_of
 
@@ -85,7 +85,7 @@ def main() -> None:
         index = alias_of("TX", connection.namespace)
         questions = synthetic.generate_questions(laws, args.questions, 2026)
         stats = engine.statistics("TX")
-        from indexer.opensearch.query import _expand
+        from indexer.opensearch.read.query import _expand
         from indexer.retrieval.words import words
 
         terms_of = {question: _expand(words(question), stats) for question in questions}

@@ -53,10 +53,10 @@ from typing import Any
 
 from indexer.errors import LawindexError
 from indexer.node import node
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.query import OpenSearchEngine
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpus
 from tests import synthetic

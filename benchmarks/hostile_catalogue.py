@@ -15,8 +15,8 @@ import argparse
 import logging
 import os
 
-from indexer.opensearch import limits
-from indexer.opensearch.load import LoadOptions, load_state
+from indexer.opensearch.read import limits
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from tests.integration.support import fresh_connection
 from tests.integration.test_hostile_catalogue import CORPUS, FAMILY, QUESTIONS, STATE, Watched, tripped

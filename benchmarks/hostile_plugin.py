@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.words import ranked, ranked_text, words
 from tests import synthetic

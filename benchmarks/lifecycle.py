@@ -7,7 +7,7 @@ The baseline's `indexer/` and `mappings/` are taken from git (`git archive REF`,
 where this branch left main) into a temporary folder. Each round runs one process per side, alternately,
 in a namespace of its own; each process, on the seven sample states:
 
-- load: `indexer.opensearch.load.load` of every state into an empty namespace (new indices, bulk, swap);
+- load: `indexer.opensearch.write.load.load` of every state into an empty namespace (new indices, bulk, swap);
 - unchanged: the same load again (nothing to write: the baseline compares a fingerprint, this checkout
   also counts and verifies the statistics);
 - reload: every state changed (its last law dropped), then back: a new index per state, swapped in,
@@ -41,9 +41,9 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from indexer.retrieval.corpus import read_corpora
-from indexer.opensearch.load import load
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.write.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
 
 connection = Connection.from_env(sys.argv[2], namespace=sys.argv[3])
 corpora = read_corpora(Path(sys.argv[4]))

@@ -6,8 +6,8 @@ A generated corpus (tests/synthetic.py: 50 states, 100,000 laws, Texas-like leng
 temporary folder and read back as `lawindex load` reads it. Then, in a namespace of this run's own:
 
 - raw: for each state, a plain index created from the same mappings/laws.json, `helpers.bulk` of the
-  documents `indexer.opensearch.load.documents` makes (prepared before the clock starts), one refresh;
-- lawindex: `indexer.opensearch.load.load` on the same corpora: counts, a new generation per state, bulk,
+  documents `indexer.opensearch.write.load.documents` makes (prepared before the clock starts), one refresh;
+- lawindex: `indexer.opensearch.write.load.load` on the same corpora: counts, a new generation per state, bulk,
   refresh, count check, alias swap.
 
 Each side runs twice: WORKERS states at once (as `lawindex load` runs them; raw through a pool of the
@@ -29,10 +29,10 @@ from typing import Any
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import bulk
 
-from indexer.opensearch import mappings
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.index_body import documents
-from indexer.opensearch.load import WORKERS, load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write import mappings
+from indexer.opensearch.write.index_body import documents
+from indexer.opensearch.write.load import WORKERS, load
 from indexer.retrieval.corpus import Corpus
 from indexer.retrieval.statistics import count
 from tests import synthetic

@@ -41,8 +41,8 @@ HERE = Path(__file__).resolve().parents[1]
 _LOAD = """
 import json, resource, sys, time
 from pathlib import Path
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 way, folder, store_folder = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 started = time.perf_counter()
@@ -130,7 +130,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "lawindex-load-vectors")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
     from tests import synthetic
 
     corpora = args.work / f"{args.states}-{args.laws}"

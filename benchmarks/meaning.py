@@ -36,10 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
-from indexer.opensearch import lifecycle, vectors
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import LoadOptions, load_state
-from indexer.opensearch.vectors import Meaning
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read import vectors
+from indexer.opensearch.read.vectors import Meaning
+from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
@@ -141,7 +142,7 @@ def node_time(connection: Connection, corpus: Corpus, questions: Sequence[str]) 
     """The node's own time per question through the plugin (`took`, and the profile's query time of the
     lawindex query: its ranking of every row), and the plugin zip's size."""
     from indexer.node import plugin
-    from indexer.opensearch.connection import alias_of, server_version
+    from indexer.opensearch.cluster.connection import alias_of, server_version
 
     client = connection.client()
     alias = alias_of(corpus.state, connection.namespace)

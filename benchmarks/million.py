@@ -16,7 +16,7 @@ bounded runs: 72.7 s, peak 1,834 MB; before that, 16 GB and killed). Then, side 
 - the spec's own TypeScript (tests/spec_oracle) in Node over the same file: the whole process, and
   each question's `bm25` call (its linear scan of the vocabulary for an unknown word) timed inside it;
 - (after only) the seal's cost per question: the same warm questions asked with the per-law digest check
-  (indexer/opensearch/integrity.py) and with it switched off, alternating, in one process.
+  (indexer/opensearch/trust/integrity.py) and with it switched off, alternating, in one process.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ _ROAD = ("hydrant", "pedestrian", "crosswalk", "intersection", "motorcycle", "re
 _LOAD = """
 import resource, sys, time
 from pathlib import Path
-from indexer.opensearch import vectors
+from indexer.opensearch.read import vectors
 vectors.for_cluster = lambda client: None  # words only (the module docstring says why)
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 started = time.perf_counter()
 (result,) = load(Connection.from_env(), read_corpora(Path(sys.argv[1]), ["TX"]), force=True)
@@ -59,8 +59,8 @@ print(f"{result.outcome} in {time.perf_counter() - started:.1f} s, peak "
 
 _SEAL = """
 import json, statistics, sys, time
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
 engine = OpenSearchEngine(Connection.from_env())
 questions = json.loads(sys.argv[1])
 checked = OpenSearchEngine.refuse_altered

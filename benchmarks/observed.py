@@ -38,9 +38,9 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.serve import LAWINDEX, percentile, round_of, stop_serve
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from tests import synthetic

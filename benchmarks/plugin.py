@@ -20,11 +20,12 @@ import random
 import time
 import uuid
 
-from indexer.opensearch import mappings, plugin_path
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine, _expand, plugin_query
-from indexer.opensearch.schema import RANKED_FIELD, terms_query
+from indexer.opensearch.cluster import plugin_path
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import RANKED_FIELD, terms_query
+from indexer.opensearch.read.query import OpenSearchEngine, _expand, plugin_query
+from indexer.opensearch.write import mappings
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import Law
 from indexer.retrieval.spelling import Vocabulary
 from indexer.retrieval.statistics import count

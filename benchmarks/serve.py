@@ -8,7 +8,7 @@ it (its own process, as users run it). Then, with 1, 8 and 32 concurrent clients
 each side, keep-alive, the same connection limit), rounds alternate between:
 
 - serve: `GET /v1/states/TX/ask?q=...` (the exact answer: expansion, window, re-scoring, JSON);
-- raw:   `POST /<alias>/_search` with `indexer.opensearch.schema.terms_query(terms)` of the same question, size 8
+- raw:   `POST /<alias>/_search` with `cluster.schema.terms_query(terms)` of the same question, size 8
          (the terms computed and the body serialized before the clock starts, so the raw side does no
          Python work at all): what a client asking OpenSearch itself for the top 8 would send;
 - before (with --against DIR): `lawindex serve` run from another checkout's source (DIR, e.g. an older
@@ -45,10 +45,10 @@ from typing import Any
 
 import aiohttp
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import _expand
-from indexer.opensearch.schema import terms_query
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import terms_query
+from indexer.opensearch.read.query import _expand
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from indexer.retrieval.words import words
 from tests import synthetic
@@ -198,11 +198,11 @@ def compare(
 
 def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]], count: int) -> None:
     """The engine's window search, in process: by opensearch-py's sync client in a thread pool (the service
-    before), by the light path (`indexer.opensearch.connection.FastSearch`) in a thread pool (the service now), and by
+    before), by the light path (`connection.FastSearch`) in a thread pool (the service now), and by
     AsyncOpenSearch awaited on the loop."""
     from opensearchpy import AsyncOpenSearch
 
-    from indexer.opensearch.connection import FastSearch
+    from indexer.opensearch.cluster.connection import FastSearch
 
     sync_client = connection.client()
     light = FastSearch(connection, sync_client)
@@ -329,7 +329,7 @@ def main() -> None:
     env = {"OPENSEARCH_URL": connection.url, "LAWINDEX_NAMESPACE": connection.namespace}
     try:
         alias = alias_of("TX", connection.namespace)
-        from indexer.opensearch.query import OpenSearchEngine
+        from indexer.opensearch.read.query import OpenSearchEngine
 
         stats = OpenSearchEngine(connection).statistics("TX")
         # Questions with at least one term: a raw bool of no clauses would match every law, while the

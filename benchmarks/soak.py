@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import LoadOptions, load_state
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus

@@ -70,7 +70,7 @@ def _cell(text: Any) -> str:
 def endpoints() -> str:
     """The service's endpoints from its OpenAPI schema (`create_app().openapi()`): method, path, summary,
     parameters, the body it takes, and every status it can answer with its schema."""
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
     from indexer.service.serve import create_app
 
     schema = create_app(Connection()).openapi()
@@ -118,7 +118,7 @@ def modules() -> str:
     """A table per package of `indexer/`: each module and the first paragraph of its docstring."""
     package = ROOT / "indexer"
     parts = []
-    packages = [package, *sorted(p for p in package.iterdir() if (p / "__init__.py").is_file())]
+    packages = [package, *sorted(p.parent for p in package.rglob("*/__init__.py"))]
     for folder in packages:
         name = folder.relative_to(ROOT).as_posix()
         rows = [

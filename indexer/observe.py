@@ -1,7 +1,7 @@
 """What a question cost, told to whoever watches: each OpenSearch round trip and each embedding of a question.
 
 The library's layers time the two things an operator's metrics need from inside them (a request's window
-search, `indexer.opensearch.connection`; the question's embedding, `indexer.retrieval.meaning`) and hand the
+search, `indexer.opensearch.cluster.connection`; the question's embedding, `indexer.retrieval.meaning`) and hand the
 seconds to the observer `lawindex serve` installs (indexer.service.metrics). Nothing watches in the CLI: then
 `timed` is one dictionary lookup, measured at 0.05 us, against a round trip of 1-2 ms.
 """

@@ -16,7 +16,7 @@ import typer
 from indexer.errors import LawindexError
 
 if TYPE_CHECKING:
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
 
 
 @contextmanager
@@ -66,7 +66,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object a line
 
 def connect(url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None) -> Connection:
     """The Connection the options describe; users and passwords come only from the environment."""
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
 
     if insecure:
         typer.echo("warning: --insecure: TLS certificates are not verified", err=True)

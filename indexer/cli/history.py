@@ -34,8 +34,8 @@ def history(
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.opensearch.connection import errors_translated
-    from indexer.opensearch.history import history as read
+    from indexer.opensearch.cluster.connection import errors_translated
+    from indexer.opensearch.write.history import history as read
     from indexer.retrieval.corpus import state_code
 
     with reporting():
@@ -108,9 +108,9 @@ def rollback(
     """Serve a kept generation of a state again: its seal and ownership checked, the alias swapped in one
     call under the state's lock, the rollback recorded. Only an intact generation of that state is ever
     swapped in (exit 4 otherwise; exit 2 when there is none to go back to)."""
-    from indexer.opensearch.connection import errors_translated
-    from indexer.opensearch.history import rollback as back
-    from indexer.opensearch.lifecycle import stopping_on_signals
+    from indexer.opensearch.cluster.connection import errors_translated
+    from indexer.opensearch.trust.lifecycle import stopping_on_signals
+    from indexer.opensearch.write.history import rollback as back
     from indexer.retrieval.corpus import state_code
 
     with reporting(), stopping_on_signals() as stop:

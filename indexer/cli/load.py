@@ -89,8 +89,8 @@ def load(
     from rich.table import Table
 
     from indexer.node.java import default_cache_dir
-    from indexer.opensearch.lifecycle import stopping_on_signals
-    from indexer.opensearch.load import load as load_corpora
+    from indexer.opensearch.trust.lifecycle import stopping_on_signals
+    from indexer.opensearch.write.load import load as load_corpora
     from indexer.retrieval.corpus import read_corpora
     from indexer.retrieval.vector_store import VectorStore
 
@@ -172,8 +172,8 @@ def status(
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.opensearch.status import status as states
-    from indexer.opensearch.versions import cluster_fit
+    from indexer.opensearch.cluster.versions import cluster_fit
+    from indexer.opensearch.read.status import status as states
 
     with reporting():
         connection = connect(url, ca_certs, insecure, timeout)

@@ -22,7 +22,7 @@ from indexer.cli.application import app
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
     from indexer.opensearch.verify import Ranking, StateReport
 
 
@@ -52,7 +52,7 @@ def verify(
     from rich.console import Console
 
     from indexer.errors import DamagedIndex, Disagreement
-    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.opensearch.read.query import OpenSearchEngine
     from indexer.opensearch.verify import read_questions
     from indexer.opensearch.verify import verify as run
     from indexer.retrieval.corpus import read_corpora
@@ -101,8 +101,8 @@ def verify(
 
 def _say_fit(connection: "Connection", states: set[str]) -> None:
     """On stderr: the cluster's version, whether its lawindex plugin matches it, and each state's paths there."""
-    from indexer.opensearch.status import status
-    from indexer.opensearch.versions import cluster_fit
+    from indexer.opensearch.cluster.versions import cluster_fit
+    from indexer.opensearch.read.status import status
 
     fit = cluster_fit(connection.client())
     typer.echo(fit.describe(), err=True)

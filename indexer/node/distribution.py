@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from indexer.errors import NodeError
-from indexer.opensearch import versions
+from indexer.opensearch.cluster import versions
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 ZIP_PATH = "org/opensearch/distribution/integ-test-zip/opensearch/{v}/opensearch-{v}.zip"

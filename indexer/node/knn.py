@@ -132,8 +132,8 @@ def install(home: Path, version: str, cache: Path) -> str:
 
 
 def installed(client: OpenSearch) -> bool:
-    """True when every node of the cluster has the k-NN plugin (indexer.opensearch.plugins)."""
-    from indexer.opensearch.plugins import every_node_has
+    """True when every node of the cluster has the k-NN plugin (indexer.opensearch.cluster.plugins)."""
+    from indexer.opensearch.cluster.plugins import every_node_has
 
     return every_node_has(client, NAME)
 

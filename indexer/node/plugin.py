@@ -40,7 +40,7 @@ from typing import Any
 
 from indexer.errors import BadInput, NodeError
 from indexer.node import distribution
-from indexer.opensearch import versions
+from indexer.opensearch.cluster import versions
 
 NAME = "lawindex"
 # Bumped when what `build` makes from the same sources changes (the zip's layout, the descriptor's fields).
@@ -158,7 +158,7 @@ def zip_name(version: str) -> str:
 
 def check_version(version: str) -> None:
     """BadInput when `version` is not an OpenSearch version (major.minor.patch); NodeError, naming the range,
-    when it is outside the versions lawindex supports (indexer.opensearch.versions)."""
+    when it is outside the versions lawindex supports (indexer.opensearch.cluster.versions)."""
     if _VERSION.fullmatch(version) is None:
         raise BadInput(f"not an OpenSearch version: {version!r}", hint="a version is major.minor.patch, e.g. 3.6.0")
     why = versions.unsupported(version)
@@ -437,7 +437,7 @@ def installed_plugins(home: Path) -> list[str]:
 
 
 def installed(client: Any) -> bool:
-    """Whether every node of the cluster has the lawindex plugin (indexer.opensearch.plugins)."""
-    from indexer.opensearch.plugins import every_node_has
+    """Whether every node of the cluster has the lawindex plugin (indexer.opensearch.cluster.plugins)."""
+    from indexer.opensearch.cluster.plugins import every_node_has
 
     return every_node_has(client, NAME)

@@ -30,9 +30,9 @@ from typing import Any
 #   the ownership mapping (mappings/get), move and read aliases, refresh (refresh and its per-shard
 #   refresh[s]), search/get/count (data/read), write laws (data/write), map the statistics document's
 #   vocabulary blocks as the dynamic template adds them (admin/mapping/put); on the plugin path
-#   (indexer.opensearch.plugin_path) merge a new generation to one segment before its swap
+#   (indexer.opensearch.cluster.plugin_path) merge a new generation to one segment before its swap
 #   (admin/forcemerge). The role has no cluster:monitor/nodes/info: a load finds the lawindex plugin
-#   by the node parsing its query (indexer.opensearch.plugins.query_parses), not by listing the nodes.
+#   by the node parsing its query (indexer.opensearch.cluster.plugins.query_parses), not by listing the nodes.
 ROLE_NAME = "lawindex"
 CLUSTER_PERMISSIONS = (
     "cluster:monitor/main",
@@ -60,8 +60,8 @@ def index_patterns(namespace: str = "lawindex") -> list[str]:
     its generations (`lawindex-tx-<20 digits>`) and their private `-filling` aliases, the lock index and
     its alias. `lawindex-*` let the user read and delete another tool's `lawindex-staging-tx-1`. Every
     name lawindex gives an index or alias must match one of these (tests/unit/test_security.py)."""
-    from indexer.opensearch.connection import namespace_of
-    from indexer.opensearch.lifecycle import GENERATION_DIGITS, locks_concrete_index, locks_index
+    from indexer.opensearch.cluster.connection import namespace_of
+    from indexer.opensearch.trust.lifecycle import GENERATION_DIGITS, locks_concrete_index, locks_index
 
     states = f"{namespace_of(namespace)}-[a-z]{{2}}"
     generations = f"(-[0-9]{{{GENERATION_DIGITS}}}(-filling)?)?"

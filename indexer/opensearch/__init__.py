@@ -1,3 +1,5 @@
-"""The OpenSearch side: the connection, the index's names, schema and body, loading a state, the indices
-lawindex owns (the seal, the lock, the alias swap), the windowed ask and its limits, and verify. Built on
-`indexer.retrieval`; knows nothing of how a node is started (`indexer.node.node`)."""
+"""The OpenSearch side, in four wings by what they do, each importing only the wings below it:
+`cluster/` (the client, its errors, the index's shape, which plugins and versions a cluster has) <
+`trust/` (what says an index is lawindex's own and unchanged) < `read/` (ask, its statistics and limits,
+status, meaning) < `write/` (load, the lock, generations, history); `verify` stands above them. Built on
+`indexer.retrieval`; knows nothing of how a node is started (`indexer.node`)."""

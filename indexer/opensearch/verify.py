@@ -1,6 +1,6 @@
 """`lawindex verify`: every question through three engines, and where they part.
 
-For each question of a state: the exact `ask` on OpenSearch (`indexer.opensearch.query.OpenSearchEngine`), OpenSearch's
+For each question of a state: the exact `ask` on OpenSearch (`read.query.OpenSearchEngine`), OpenSearch's
 own ranking (its top 8 by `_score`, equal scores in corpus order), and the reference scorer on the corpus
 file (`indexer.retrieval.reference`). The exact `ask` must give the reference's top 8, ids, order and scores, every
 time: one difference is a Disagreement (exit 7). OpenSearch's own ranking is reported beside it, with the
@@ -34,9 +34,10 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.errors import BadInput
-from indexer.opensearch import lifecycle, plugin_path
-from indexer.opensearch.connection import alias_of, errors_translated
-from indexer.opensearch.schema import terms_query
+from indexer.opensearch.cluster import plugin_path
+from indexer.opensearch.cluster.connection import alias_of, errors_translated
+from indexer.opensearch.cluster.schema import terms_query
+from indexer.opensearch.trust import lifecycle
 from indexer.retrieval import reference, scoring
 from indexer.retrieval.answers import RETRIEVED_LAWS
 from indexer.retrieval.corpus import Corpus
@@ -44,7 +45,7 @@ from indexer.retrieval.reference import Statistics
 from indexer.retrieval.words import ranked
 
 if TYPE_CHECKING:
-    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.opensearch.read.query import OpenSearchEngine
 
 # Largest relative error of the Lucene mode against `_score` that is still "float32 rounding": a unit in
 # the last place of a float is at most 2^-23 of it. The Lucene mode is bit-exact where it is right (0.0 on
@@ -88,7 +89,7 @@ class StateReport:
     disagreements: list[Differing] = field(default_factory=list)  # exact `ask` against the reference
     altered: list[str] = field(default_factory=list)  # laws whose documents are not the ones loaded
     seconds: float = 0.0
-    # On an index built for the lawindex plugin (indexer.opensearch.plugin_path): its raw query of size 8, as any
+    # On an index built for the lawindex plugin (cluster/plugin_path.py): its raw query of size 8, as any
     # client sends it, against the reference; None on the window path.
     plugin_same: int | None = None
     plugin_disagreements: list[Differing] = field(default_factory=list)
@@ -276,7 +277,7 @@ def native_search(engine: OpenSearchEngine, state: str, terms: Sequence[str], si
 
 def plugin_search(engine: OpenSearchEngine, state: str, question: str, size: int) -> list[dict[str, Any]]:
     """The lawindex plugin's own ranking for `question`: its raw query, as any client sends it."""
-    from indexer.opensearch.query import plugin_query
+    from indexer.opensearch.read.query import plugin_query
 
     body = {**plugin_query(question, size), "_source": ["id", "order"]}
     response = engine.client.search(index=alias_of(state, engine.connection.namespace), body=body)

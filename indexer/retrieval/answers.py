@@ -71,7 +71,7 @@ class Window:
     """How OpenSearch's candidate window was asked for one question: each size asked, the last proven."""
 
     sizes: tuple[int, ...]
-    plugin: bool = False  # asked as the lawindex plugin's query (indexer.opensearch.plugin_path), not Lucene's BM25
+    plugin: bool = False  # asked as the lawindex plugin's query (opensearch/cluster/plugin_path.py), not Lucene's BM25
 
     @property
     def widened(self) -> bool:

@@ -19,7 +19,7 @@ __all__ = ["Contribution", "Scored", "contributions", "explain"]
 
 class Scored(Protocol):
     """What the explanation needs of a state's statistics: the spec's N, average and df per word. Both
-    `indexer.retrieval.reference.Statistics` and `indexer.opensearch.statistics.IndexStatistics` have them."""
+    `indexer.retrieval.reference.Statistics` and `indexer.opensearch.read.statistics.IndexStatistics` have them."""
 
     @property
     def size(self) -> int: ...

@@ -62,7 +62,7 @@ class Vocabulary:
     __slots__ = ("_building", "_known", "_lexicon", "_remembered", "_words")
 
     def __init__(self, words: Iterable[str] | Mapping[str, int] | Lexicon) -> None:
-        # A lexicon (the stored one of an index: indexer.opensearch.stored_lexicon) is looked up as it is.
+        # A lexicon (the stored one of an index: indexer.opensearch.cluster.stored_lexicon) is looked up as it is.
         # Words in memory (the reference engine's counts) answer "is it a word, of what df" themselves,
         # and their lexicon is made on the first unknown word only: a question of known words needs none.
         self._lexicon: Lexicon | None = words if isinstance(words, Lexicon) else None

@@ -1,7 +1,7 @@
 """The engines a question can be asked of, behind one small interface: `engine(name).ask(...)`.
 
 `reference` is the spec's BM25 in process over the corpus files (indexer.retrieval.reference); `opensearch` is
-the same ranking from the laws loaded into OpenSearch (indexer.opensearch.query). The CLI only ever calls
+the same ranking from the laws loaded into OpenSearch (indexer.opensearch.read.query). The CLI only ever calls
 `engine()`.
 """
 
@@ -17,8 +17,8 @@ from indexer.retrieval.corpus import Corpus, Law, parse_corpus, read_bytes, read
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.connection import Connection
-    from indexer.opensearch.query import OpenSearchEngine
+    from indexer.opensearch.cluster.connection import Connection
+    from indexer.opensearch.read.query import OpenSearchEngine
     from indexer.retrieval.explain import Contribution
     from indexer.retrieval.stored import StoredState
 
@@ -175,10 +175,10 @@ class ReferenceEngine:
 
 
 class ClusterEngine:
-    """indexer.opensearch.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
+    """indexer.opensearch.read.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
 
     def __init__(self, connection: Connection) -> None:
-        from indexer.opensearch.query import OpenSearchEngine
+        from indexer.opensearch.read.query import OpenSearchEngine
 
         self.engine: OpenSearchEngine = OpenSearchEngine(connection)
 
@@ -201,7 +201,7 @@ class ClusterEngine:
         check_question(question, limit)
         if by == "words":
             return self.engine.ask(state, question, limit)
-        from indexer.opensearch import vectors
+        from indexer.opensearch.read import vectors
         from indexer.retrieval import meaning as rank
 
         rank.check_way(by, rrf_k, words_weight, meaning_weight)
@@ -233,7 +233,7 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
 
         return ReferenceEngine(corpora, stored=default_cache_dir() / "reference")
     if name == "opensearch":
-        from indexer.opensearch.connection import Connection
+        from indexer.opensearch.cluster.connection import Connection
 
         return ClusterEngine(connection or Connection.from_env())
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

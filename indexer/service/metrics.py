@@ -194,7 +194,7 @@ class Metrics:
     def generation_ages(self) -> list[tuple[str, str, float]]:
         """(state, index, seconds since it was loaded) of each state served in this namespace now: one
         request for the aliases, and each index's `_meta` read once."""
-        from indexer.opensearch import lifecycle
+        from indexer.opensearch.trust import lifecycle
 
         assert self.client is not None
         client = self.client()

@@ -23,7 +23,7 @@ from indexer.retrieval.corpus import Law
 
 if TYPE_CHECKING:
     from indexer.errors import LawindexError
-    from indexer.opensearch.status import StateStatus
+    from indexer.opensearch.read.status import StateStatus
     from indexer.retrieval.answers import Answer
     from indexer.retrieval.explain import Contribution
 

@@ -25,7 +25,7 @@ from opensearchpy import OpenSearch
 
 from indexer.errors import LawindexError
 from indexer.node import node
-from indexer.opensearch.connection import Connection
+from indexer.opensearch.cluster.connection import Connection
 from tests.integration.support import fresh_connection
 
 HERE = Path(__file__).resolve().parent

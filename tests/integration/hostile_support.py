@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 from opensearchpy import OpenSearch
 
 from indexer.node import plugin
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import Corpus
 from tests.integration.support import drop_namespace, unique_namespace
 

@@ -23,7 +23,7 @@ from opensearchpy import OpenSearch
 from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.node.state import NodeStatus
-from indexer.opensearch.connection import Connection
+from indexer.opensearch.cluster.connection import Connection
 
 # The three-node cluster of test_cluster, test_failover and test_plugin_cluster (scripts/test starts it once
 # for the three; a file run alone starts it, and stops what it started).

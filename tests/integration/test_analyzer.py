@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from opensearchpy import OpenSearch
 
-from indexer.opensearch import mappings
+from indexer.opensearch.write import mappings
 from indexer.retrieval.corpus import read_corpora
 from indexer.retrieval.words import ranked_text, words
 from tests.integration.support import drop_namespace, unique_namespace

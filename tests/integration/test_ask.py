@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import BadInput, ClusterRefused
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
 from indexer.opensearch.verify import default_questions, verify, verify_state
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, Law, read_corpora
 from indexer.retrieval.words import ranked

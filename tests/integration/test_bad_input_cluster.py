@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import BadInput, ClusterRefused
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import LoadOptions, load_state
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpus
 from tests.integration.support import lawindex

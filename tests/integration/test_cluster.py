@@ -23,13 +23,13 @@ import pytest
 
 from indexer.errors import LawindexError
 from indexer.node import node
-from indexer.opensearch import plugin_path
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.index_body import fingerprint
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.vectors import for_cluster
+from indexer.opensearch.cluster import plugin_path
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.vectors import for_cluster
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.index_body import fingerprint
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from tests.integration.support import CLUSTER_NODES, CLUSTER_PORT, drop_namespace, start_cluster, unique_namespace

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.generations import serving
-from indexer.opensearch.load import LoadOptions, load_state
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.generations import serving
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus, read_corpus

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch.connection import Connection, alias_of, index_prefix
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora, read_corpus
 from tests.integration.support import lawindex

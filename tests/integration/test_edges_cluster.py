@@ -5,7 +5,7 @@
   `cluster_block_exception` is not one); a load it stops exits 5, writes nothing, and the alias still
   serves what it served before. A block on reads makes `ask` exit 4 naming the block.
 - Whatever happens to the index behind a state while an engine lives, what reaches the caller is a
-  LawindexError with a message (an `indexer.opensearch.statistics.Moved` once escaped as a traceback).
+  LawindexError with a message (an `indexer.opensearch.read.statistics.Moved` once escaped as a traceback).
 
 Blocks are cluster-wide: each test lifts its own in `finally`, whatever happened.
 """
@@ -19,9 +19,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.errors import LawindexError
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpus
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 

@@ -22,10 +22,10 @@ from opensearchpy import NotFoundError, OpenSearch
 
 from indexer.errors import TimedOut, WriteBlocked
 from indexer.node import node
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.query import OpenSearchEngine
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
@@ -156,7 +156,7 @@ def _env(url: str, namespace: str) -> dict[str, str]:
 
 def _locks_left_are_histories(client: OpenSearch, namespace: str, states: set[str]) -> None:
     """Every lock released: what the locks index holds is each state's history (`history-<state>`,
-    indexer.opensearch.history), with the one swap the load made, to the index now behind the alias."""
+    indexer.opensearch.write.history), with the one swap the load made, to the index now behind the alias."""
     locks = f"{namespace}-locks"
     client.indices.refresh(index=locks)
     found = client.search(index=locks, body={"size": 100, "query": {"match_all": {}}})["hits"]["hits"]

@@ -21,8 +21,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import node
-from indexer.opensearch.generations import serving
-from indexer.opensearch.load import LoadOptions, load_state
+from indexer.opensearch.write.generations import serving
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from tests import synthetic
 from tests.integration.serving import start
@@ -87,7 +87,7 @@ def test_sixteen_first_questions_fetch_once_and_peak_as_one(loaded: tuple[dict[s
     fetches_one, growth_one = _first(env, index, questions[:1])
     fetches_many, growth_many = _first(env, index, questions[1:])
     # One get of the statistics, then the stored blocks of the vocabulary that the questions' words reach
-    # (indexer/opensearch/stored_lexicon.py): one get for one question; for sixteen at once, one get per
+    # (indexer/opensearch/cluster/stored_lexicon.py): one get for one question; for sixteen at once, one get per
     # batch of blocks not read yet, each block read once, never a statistics fetch per question.
     lengths = len(_statistics(env, index)["words"]["blocks"])
     assert fetches_one == 2, fetches_one

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import BadInput, ClusterRefused, LawindexError
-from indexer.opensearch.connection import Connection, alias_of, namespace_of
-from indexer.opensearch.load import LoadOptions, load_state
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection, alias_of, namespace_of
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests.integration.support import fresh_connection, lawindex

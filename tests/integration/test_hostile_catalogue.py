@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from indexer.opensearch import limits
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import LoadOptions, load_state
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read import limits
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, Law
 from tests.integration.support import fresh_connection

@@ -1,4 +1,4 @@
-"""Served laws are the laws that were loaded (indexer/opensearch/integrity.py), on a real OpenSearch.
+"""Served laws are the laws that were loaded (indexer/opensearch/trust/integrity.py), on a real OpenSearch.
 
 A law document altered in place with `_update` (its text, or its counts) is refused by `ask`, `ask --family`
 and `get` with one line naming the state, the index and the law (exit 4, DamagedIndex), never served; the
@@ -20,9 +20,9 @@ from opensearchpy import OpenSearch
 
 from indexer.errors import DamagedIndex
 from indexer.node import knn
-from indexer.opensearch.connection import alias_of
-from indexer.opensearch.plugin_path import cluster_has_plugin
-from indexer.opensearch.schema import STATISTICS_ID, VECTOR_FIELD, law_id
+from indexer.opensearch.cluster.connection import alias_of
+from indexer.opensearch.cluster.plugin_path import cluster_has_plugin
+from indexer.opensearch.cluster.schema import STATISTICS_ID, VECTOR_FIELD, law_id
 from indexer.retrieval.meaning import question_vector
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 

@@ -1,4 +1,4 @@
-"""OpenSearch's own limits never cut an answer the reference gives (indexer/opensearch/limits.py).
+"""OpenSearch's own limits never cut an answer the reference gives (indexer/opensearch/read/limits.py).
 
 Each limit is set small on the test node or index, so that the case is cheap and certain to be met:
 `indices.query.bool.max_clause_count` to 8 (a dynamic cluster setting, put back after the module; a node
@@ -19,10 +19,10 @@ import pytest
 from opensearchpy import OpenSearch, RequestError
 
 from indexer.node import node
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.schema import terms_query
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import terms_query
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus, Law
@@ -188,7 +188,7 @@ def test_a_family_longer_than_a_page_is_returned_whole(
 
 def test_a_batch_past_the_clause_limit_answers_every_question(connection: Connection, tmp_path: Path) -> None:
     """The command, as a user runs it: a `--from` batch of questions past the limit (they ended the batch
-    with an `indexer.opensearch.statistics.Moved` traceback) prints exactly what the reference engine prints."""
+    with an `indexer.opensearch.read.statistics.Moved` traceback) prints exactly what the reference engine prints."""
     laws, vocabulary = made_up_laws("SC", 200, 5)
     corpus = corpus_of("SC", laws)
     load(connection, [corpus])

@@ -22,11 +22,11 @@ from typer.testing import CliRunner
 from indexer.cli import app
 from indexer.errors import LoadFailed, Unreachable
 from indexer.node import node
-from indexer.opensearch.connection import Connection, alias_of, index_prefix
-from indexer.opensearch.generations import serving
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.generations import serving
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import Law, read_corpora, read_corpus
 from indexer.retrieval.reference import statistics
 from indexer.retrieval.words import ranked_text, words
@@ -372,7 +372,7 @@ def test_opensearch_killed_mid_load(opensearch_version: str, tmp_path: Path) -> 
         (second,) = load(connection, read_corpora(new))
         assert second.outcome == "indexed"
         # The half-built index is gone; the serving generation and the one it replaced are kept (`--keep 2`,
-        # indexer.opensearch.history), the kept one whole and untouched by the crash.
+        # indexer.opensearch.write.history), the kept one whole and untouched by the crash.
         assert indices(client, connection, "TX") == sorted([first.index, second.index])
         assert half not in (first.index, second.index)
         assert client.count(index=first.index)["count"] == 300 + 1

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from indexer.errors import NoMeaning
-from indexer.opensearch import plugins
-from indexer.opensearch.load import load
-from indexer.opensearch.schema import VECTOR_FIELD
+from indexer.opensearch.cluster import plugins
+from indexer.opensearch.cluster.schema import VECTOR_FIELD
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from indexer.retrieval.embedding import default_embedder, row_text
 from indexer.retrieval.vector_store import VectorStore

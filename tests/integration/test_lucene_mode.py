@@ -4,7 +4,7 @@
 (which leave out a ranked law whose words are all stopwords), lengths kept in one byte, float32 per term,
 the sum in double cast to float, and the (k1+1) factor of 2.x's LegacyBM25Similarity that 3.x drops. If
 it does, bit for bit, on every hit of every question, then the analyzer, the statistics and the
-similarity are what lawindex thinks they are — and the window bound of `indexer.opensearch.query` rests on them.
+similarity are what lawindex thinks they are — and the window bound of `indexer.opensearch.read.query` rests on them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.statistics import IndexStatistics
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.statistics import IndexStatistics
+from indexer.opensearch.write.load import load
 from indexer.retrieval import fdlibm, reference, scoring
 from indexer.retrieval.bound import FLOAT32_SLACK, outside_bound
 from indexer.retrieval.corpus import Corpus, Law, read_corpora

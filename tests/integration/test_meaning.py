@@ -23,15 +23,16 @@ import pytest
 
 from indexer.errors import NoMeaning
 from indexer.node import knn
-from indexer.opensearch import lifecycle, plugin_path
-from indexer.opensearch import vectors as on_opensearch
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.generations import serving
-from indexer.opensearch.index_body import fingerprint
-from indexer.opensearch.load import LoadOptions, load, load_state
-from indexer.opensearch.schema import GRID_FIELD, STATISTICS_ID
-from indexer.opensearch.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
+from indexer.opensearch.cluster import plugin_path
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID
+from indexer.opensearch.read import vectors as on_opensearch
+from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
+from indexer.opensearch.trust import lifecycle
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.generations import serving
+from indexer.opensearch.write.index_body import fingerprint
+from indexer.opensearch.write.load import LoadOptions, load, load_state
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.answers import RRF_K

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch.connection import Connection, alias_of, index_prefix
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import lawindex
 

@@ -20,10 +20,10 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import plugin
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.query import OpenSearchEngine
 from indexer.opensearch.verify import default_questions, verify
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from tests import synthetic

@@ -19,9 +19,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import node, plugin
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.plugin_support import RawClient, generated, spec_ids, tie_pair_corpus

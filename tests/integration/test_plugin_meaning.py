@@ -17,9 +17,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import plugin
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning, reference
 from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 from indexer.retrieval.corpus import Corpus, read_corpora

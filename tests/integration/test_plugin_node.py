@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from indexer.node import plugin
-from indexer.opensearch import mappings
+from indexer.opensearch.write import mappings
 from indexer.retrieval.corpus import read_corpus
 from indexer.retrieval.words import ranked, ranked_text, words
 from tests import synthetic

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import fresh_connection, timed_lawindex
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.generations import behind
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.schema import law_id
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import law_id
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.generations import behind
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from tests.integration.support import lawindex

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
-from indexer.opensearch.query import WINDOW
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.read.query import WINDOW
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
 from indexer.service.engines import ClusterEngine

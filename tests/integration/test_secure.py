@@ -24,8 +24,8 @@ import pytest
 
 from indexer.errors import LawindexError
 from indexer.node import node
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.query import OpenSearchEngine
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.query import OpenSearchEngine
 from tests.integration.support import timed_lawindex
 
 pytestmark = pytest.mark.integration
@@ -132,7 +132,7 @@ def test_the_least_privileged_user_loads_and_asks_on_the_plugin_path(secured: Se
     the plugin by the node parsing its query, builds the plugin path, and `ask` sends the plugin's query."""
     from opensearchpy import TransportError
 
-    from indexer.opensearch import plugins
+    from indexer.opensearch.cluster import plugins
 
     user = _client(secured, "lawindex", secured.credentials["OPENSEARCH_PASSWORD"])
     for listing in ("/_nodes/plugins", "/_cat/plugins"):

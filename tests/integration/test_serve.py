@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.cli import app
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.serving import Service, running, start
 from tests.integration.support import drop_namespace, unique_namespace

@@ -20,8 +20,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.serving import free_port, running
 from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace

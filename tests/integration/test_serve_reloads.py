@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.generations import serving
-from indexer.opensearch.load import LoadOptions, load_state
+from indexer.opensearch.write.generations import serving
+from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic

@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.serving import running
 from tests.integration.support import drop_namespace, unique_namespace

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.opensearch import lifecycle
-from indexer.opensearch.connection import Connection, alias_of, index_prefix
-from indexer.opensearch.load import load
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.support import LAWINDEX

@@ -22,10 +22,10 @@ from opensearchpy import OpenSearch
 from indexer.errors import DamagedIndex, LawindexError
 from indexer.node import node
 from indexer.node.pins import pinned_versions
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
-from indexer.opensearch.query import OpenSearchEngine
-from indexer.opensearch.schema import law_id
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.schema import law_id
+from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import lawindex, unique_namespace

@@ -23,9 +23,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import plugin
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.serving import free_port

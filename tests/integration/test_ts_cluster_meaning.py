@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.verify import default_questions
+from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic

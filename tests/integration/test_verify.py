@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from indexer.cli import app
 from indexer.opensearch import verify as verify_module
-from indexer.opensearch.connection import Connection
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.support import fresh_connection
 

@@ -1,4 +1,4 @@
-"""Weighted hybrid on a real OpenSearch (the window path: indexer.opensearch.vectors with
+"""Weighted hybrid on a real OpenSearch (the window path: indexer.opensearch.read.vectors with
 indexer.retrieval.meaning.proven) equal to the reference engine, ids, ranks and scores to the bit, with weights
 other than the defaults: over eval/corpora/OH.jsonl (342 rows, wider than the first hybrid window of 64) and
 the held-out questions of eval/handbook.jsonl. Where the node has no k-NN plugin, hybrid is refused naming it."""
@@ -15,7 +15,7 @@ import pytest
 
 from indexer.errors import NoMeaning
 from indexer.node import knn
-from indexer.opensearch.load import load
+from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.service.engines import ClusterEngine

@@ -421,7 +421,7 @@ def test_the_reference_engine_answers_what_the_command_prints() -> None:
 
 
 def test_several_urls_are_one_cluster_each_checked() -> None:
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
 
     found = Connection.from_env(" http://127.0.0.1:9480/, http://127.0.0.1:9481 ,http://127.0.0.1:9482")
     assert found.urls == ["http://127.0.0.1:9480", "http://127.0.0.1:9481", "http://127.0.0.1:9482"]
@@ -439,14 +439,14 @@ def test_several_urls_are_one_cluster_each_checked() -> None:
     ],
 )
 def test_a_bad_url_in_a_list_is_refused(urls: str, said: str) -> None:
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
 
     with pytest.raises(BadInput, match=said):
         Connection.from_env(urls)
 
 
 def test_credentials_in_one_url_of_a_list_are_refused_and_never_shown() -> None:
-    from indexer.opensearch.connection import Connection
+    from indexer.opensearch.cluster.connection import Connection
 
     with pytest.raises(BadInput) as refused:
         Connection.from_env("http://127.0.0.1:9480,http://u:s3cret@127.0.0.1:9481")

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import BadInput
-from indexer.opensearch.connection import check_url
+from indexer.opensearch.cluster.connection import check_url
 from indexer.retrieval.corpus import MAX_FILE_BYTES
 from tests.unit.commands import refused, run
 from tests.unit.laws import row

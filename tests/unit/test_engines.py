@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import BadInput, NotFound
-from indexer.opensearch.connection import Connection
+from indexer.opensearch.cluster.connection import Connection
 from indexer.service.engines import (
     MAX_LIMIT,
     MAX_QUESTION_CHARS,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.opensearch import stored_lexicon
-from indexer.opensearch.statistics import IndexStatistics
+from indexer.opensearch.cluster import stored_lexicon
+from indexer.opensearch.read.statistics import IndexStatistics
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer, Hit
 from indexer.retrieval.corpus import read_corpus

@@ -1,11 +1,11 @@
-"""indexer.opensearch.failover.repeatable: which requests may be sent again after a timeout (they may have been
+"""indexer.opensearch.cluster.failover.repeatable: which requests may be sent again after a timeout (they may have been
 applied)."""
 
 from __future__ import annotations
 
 import pytest
 
-from indexer.opensearch.failover import repeatable
+from indexer.opensearch.cluster.failover import repeatable
 
 
 @pytest.mark.parametrize(

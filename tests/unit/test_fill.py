@@ -1,4 +1,4 @@
-"""indexer.opensearch.fill: a node that does not know the new index yet is asked again; a deleted index ends the
+"""indexer.opensearch.write.fill: a node that does not know the new index yet is asked again; a deleted index ends the
 load at once.
 
 A node whose cluster state is behind answers 404 for an index the cluster manager knows: CI met it once, a
@@ -19,9 +19,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.errors import LoadFailed
-from indexer.opensearch import fill as fill_module
-from indexer.opensearch.fill import fill
-from indexer.opensearch.lifecycle import Stop
+from indexer.opensearch.trust.lifecycle import Stop
+from indexer.opensearch.write import fill as fill_module
+from indexer.opensearch.write.fill import fill
 
 FILLING = "lawindex-md-20261201000000000000-filling"
 

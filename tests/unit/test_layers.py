@@ -9,7 +9,16 @@ TYPE_CHECKING too: a circle a reader must follow is a circle, whether or not Pyt
     service     indexer/service/                  the engines, the output models, `lawindex serve`
     cli         indexer/cli/                      the `lawindex` command
 
-A module imports modules of its own layer or of a layer below it, never one above it; no module
+The OpenSearch layer stands in wings, in this order (docs/architecture.md's table lists their modules):
+
+    cluster     indexer/opensearch/cluster/       the client, its errors, the index's shape, plugins, versions
+    trust       indexer/opensearch/trust/         ownership, the seal, the laws' and vectors' digests
+    read        indexer/opensearch/read/          ask, its statistics and limits, status, meaning
+    write       indexer/opensearch/write/         load, the lock, generations, history
+    (top)       indexer/opensearch/*.py           verify: above every wing
+
+A module imports modules of its own layer or of a layer below it, never one above it, and inside the
+OpenSearch layer of its own wing or a wing below it; no module
 imports itself back through others; `indexer/retrieval/` never imports opensearchpy (nor the web or CLI
 frameworks); a module of more than LONG lines says why at the top of its docstring ("Long: ...").
 Each rule is also shown to fail, on a small tree made here.
@@ -28,6 +37,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "indexer"
 # The order of the architecture (docs/architecture.md): the retrieval core, the OpenSearch side, the local node
 # (which names what it secures with the OpenSearch side's names), the service, the CLI.
 HEIGHTS = {"errors": 0, "observe": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
+# wing of indexer/opensearch/ -> height; a module of indexer/opensearch/ itself (verify) stands above them all.
+WINGS = {"cluster": 0, "trust": 1, "read": 2, "write": 3}
+TOP = "top"
 # What the retrieval layer must run without: a server's client, the service's and the CLI's frameworks.
 NOT_IN_RETRIEVAL = {"opensearchpy", "fastapi", "starlette", "uvicorn", "typer", "docker"}
 LONG = 400  # lines; past it a module's docstring must give the reason
@@ -64,6 +76,19 @@ def layer(name: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
+def wing(name: str) -> str | None:
+    """The wing of a module of the OpenSearch layer (TOP for one of indexer/opensearch/ itself), else None."""
+    parts = name.split(".")
+    if len(parts) < 3 or parts[1] != "opensearch":
+        return None
+    return parts[2] if parts[2] in WINGS or len(parts) > 3 else TOP
+
+
+def wing_height(name: str) -> int:
+    own = wing(name)
+    return len(WINGS) if own == TOP else WINGS[own or ""]
+
+
 def violations(root: Path) -> list[str]:
     found = modules(root)
     known = set(found)
@@ -72,6 +97,8 @@ def violations(root: Path) -> list[str]:
     for name, path in found.items():
         own = layer(name)
         assert own is None or own in HEIGHTS, f"{path}: a module outside every layer ({sorted(HEIGHTS)})"
+        ours = wing(name)
+        assert ours in {None, TOP, *WINGS}, f"{path}: a module outside every wing ({sorted(WINGS)})"
         imported = imports(path, known)
         graph[name] = {target for target in imported if target in known and target != name}
         for target in sorted(imported):
@@ -81,6 +108,10 @@ def violations(root: Path) -> list[str]:
             if top != root.name or target == root.name or own is None:
                 continue
             theirs = layer(target)
+            if theirs == own == "opensearch" and wing(target) in {TOP, *WINGS} and ours is not None:
+                if wing_height(target) > wing_height(name):
+                    broken.append(f"{name} imports {target}: the {wing(target)} wing is above {ours}")
+                continue
             if theirs is None or theirs == own:
                 continue
             if theirs not in HEIGHTS:
@@ -153,6 +184,10 @@ def test_every_module_is_in_a_layer() -> None:
     assert {layer(name) for name in names} == {None, *HEIGHTS}
 
 
+def test_every_wing_holds_modules() -> None:
+    assert {wing(name) for name in modules(PACKAGE)} == {None, TOP, *WINGS}
+
+
 # ---- each rule fails when broken, on a tree made here ------------------------------------------
 
 
@@ -170,9 +205,13 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 LAWFUL = {
     "retrieval/corpus.py": "from indexer.errors import BadInput\nimport numpy\n",
     "retrieval/reference.py": "from indexer.retrieval import corpus\n",
-    "opensearch/query.py": "from opensearchpy import OpenSearch\nfrom indexer.retrieval.reference import x\n",
+    "opensearch/cluster/schema.py": "FIELD = 'words'\n",
+    "opensearch/read/query.py": "from opensearchpy import OpenSearch\nfrom indexer.retrieval.reference import x\n"
+    "from indexer.opensearch.cluster.schema import FIELD\n",
+    "opensearch/write/load.py": "from indexer.opensearch.read import query\n",
+    "opensearch/verify.py": "from indexer.opensearch.read.query import ask\n",
     "node/node.py": "import subprocess\nfrom indexer.errors import NodeError\n",
-    "service/serve.py": "from indexer.opensearch.query import ask\nfrom indexer.node import node\n",
+    "service/serve.py": "from indexer.opensearch.read.query import ask\nfrom indexer.node import node\n",
     "cli/ask.py": "from indexer.service import serve\n",
 }
 
@@ -196,18 +235,29 @@ def test_a_lawful_tree_passes(tmp_path: Path) -> None:
         ),
         (
             "retrieval/scoring.py",
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from indexer.opensearch.query import ask\n",
-            "indexer.retrieval.scoring imports indexer.opensearch.query: the opensearch layer is above retrieval",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from indexer.opensearch.read.query import ask\n",
+            "indexer.retrieval.scoring imports indexer.opensearch.read.query: the opensearch layer is above retrieval",
         ),
         (
-            "opensearch/load.py",
+            "opensearch/write/load.py",
             "from indexer.service import serve\n",
-            "indexer.opensearch.load imports indexer.service.serve: the service layer is above opensearch",
+            "indexer.opensearch.write.load imports indexer.service.serve: the service layer is above opensearch",
         ),
         (
-            "opensearch/load.py",
+            "opensearch/write/load.py",
             "from indexer.node.node import start\n",
-            "indexer.opensearch.load imports indexer.node.node: the node layer is above opensearch",
+            "indexer.opensearch.write.load imports indexer.node.node: the node layer is above opensearch",
+        ),
+        (
+            "opensearch/trust/integrity.py",
+            "from indexer.opensearch.write.generations import swap\n",
+            "indexer.opensearch.trust.integrity imports indexer.opensearch.write.generations: "
+            "the write wing is above trust",
+        ),
+        (
+            "opensearch/cluster/connection.py",
+            "def f():\n    from indexer.opensearch import verify\n",
+            "indexer.opensearch.cluster.connection imports indexer.opensearch.verify: the top wing is above cluster",
         ),
         (
             "service/engines.py",

@@ -3,7 +3,7 @@ scan (tests/spec_port.py's spelled_as, a plain port of spec/retrieve.md's loop),
 sit on the spec's edges: substrings of exactly 4 letters (and of 3, which never count), words of 5 letters
 one edit away (and of 4, which are never corrected), swaps (two edits), duplicates, and words whose
 first appearance decides the order. Both the lexicon made in memory and the one read back from its
-stored blocks (indexer/opensearch/stored_lexicon.py, what `ask` on OpenSearch looks up) are checked."""
+stored blocks (indexer/opensearch/cluster/stored_lexicon.py, what `ask` on OpenSearch looks up) are checked."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.opensearch import stored_lexicon
+from indexer.opensearch.cluster import stored_lexicon
 from indexer.retrieval.lexicon import Lexicon
 from indexer.retrieval.spelling import Vocabulary
 from tests import spec_port

@@ -1,4 +1,4 @@
-"""indexer.opensearch.lifecycle without a cluster: the seal of the statistics, the ownership marker, the Stop that
+"""indexer.opensearch.trust.lifecycle without a cluster: the seal of the statistics, the ownership marker, the Stop that
 signals set."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from indexer.errors import LoadInterrupted
-from indexer.opensearch import lifecycle
+from indexer.opensearch.trust import lifecycle
 
 INDEX = "lawindex-tx-20260101000000000000"
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from indexer.opensearch import lifecycle, stored_lexicon
-from indexer.opensearch.connection import DEFAULT_NAMESPACE
-from indexer.opensearch.index_body import documents
-from indexer.opensearch.schema import STATISTICS_ID, law_id
+from indexer.opensearch.cluster import stored_lexicon
+from indexer.opensearch.cluster.connection import DEFAULT_NAMESPACE
+from indexer.opensearch.cluster.schema import STATISTICS_ID, law_id
+from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write.index_body import documents
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.reference import statistics
 

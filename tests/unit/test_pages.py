@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from indexer.opensearch import limits
-from indexer.opensearch.query import _plugin_proven, _Scored
+from indexer.opensearch.read import limits
+from indexer.opensearch.read.query import _plugin_proven, _Scored
 
 ROWS = [{"_id": str(n), "_score": float(5000 - n // 7), "order": n} for n in range(5000)]
 

@@ -15,7 +15,8 @@ import pytest
 
 from indexer.errors import BadInput, NodeError
 from indexer.node import plugin
-from indexer.opensearch import generations, versions
+from indexer.opensearch.cluster import versions
+from indexer.opensearch.write import generations
 
 
 @pytest.mark.parametrize("version", ["2.11.0", "2.11.1", "2.19.6", "3.0.0", "3.9.0", "3.9.7"])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.opensearch import mappings
+from indexer.opensearch.write import mappings
 from indexer.retrieval.corpus import Law
 from indexer.retrieval.words import _SPEC_STOP, _TOKEN, STOP, ranked, ranked_text, words, words_of_texts
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from indexer.errors import LoadFailed
-from indexer.opensearch import lifecycle, plugin_path
+from indexer.opensearch.cluster import plugin_path
+from indexer.opensearch.trust import lifecycle
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -184,7 +185,7 @@ def settle(client: OpenSearch, state: str, index: str, laws: int, *, plugin: boo
     statistics document: LoadFailed when it does not, or when a copy of it was lost meanwhile."""
     from opensearchpy import TransportError
 
-    from indexer.opensearch.reasons import _reason
+    from indexer.opensearch.cluster.reasons import _reason
 
     try:
         client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)

@@ -6,8 +6,8 @@ the spec ("another state's file never reads this one's counts"). A load builds a
 only then moves the alias `lawindex-tx` in one `_aliases` call. Anything that fails before the swap
 removes the half-built index and leaves the alias where it was: the index that served still serves.
 
-The steps are each their own module: the index's body and documents (indexer.opensearch.index_body), the
-bulk fill (indexer.opensearch.fill), the alias and the generations (indexer.opensearch.generations); here is
+The steps are each their own module: the index's body and documents (indexer.opensearch.write.index_body), the
+bulk fill (indexer.opensearch.write.fill), the alias and the generations (indexer.opensearch.write.generations); here is
 the transaction that runs them, top to bottom, under the state's lock, and the states loaded side by side.
 
 Long: one transaction read top to bottom (check, build, fill, swap, keep or retire), and the options that shape
@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LawindexError, LoadInterrupted, NoMeaning
-from indexer.opensearch import generations, history, index_body, lifecycle, plugin_path, plugins, versions
-from indexer.opensearch.connection import (
+from indexer.opensearch.cluster import plugin_path, plugins, versions
+from indexer.opensearch.cluster.connection import (
     DEFAULT_NAMESPACE,
     Connection,
     alias_of,
@@ -35,14 +35,16 @@ from indexer.opensearch.connection import (
     index_prefix,
     server_version,
 )
-from indexer.opensearch.fill import GREEN_TIMEOUT, Progress, fill, settle, wait_green
-from indexer.opensearch.history import KEEP
+from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write import generations, history, index_body
+from indexer.opensearch.write.fill import GREEN_TIMEOUT, Progress, fill, settle, wait_green
+from indexer.opensearch.write.history import KEEP
 from indexer.retrieval.corpus import Corpus
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.vectors import Meaning
+    from indexer.opensearch.read.vectors import Meaning
     from indexer.retrieval.vector_store import VectorStore
 
 
@@ -52,14 +54,14 @@ class LoadOptions:
 
     `replicas` fixes the new index's replicas (default: mappings/laws.json's auto_expand_replicas 0-1); the
     alias moves only once the index is green, within `green_timeout` seconds (GREEN_TIMEOUT by default).
-    `plugin`: build for the lawindex plugin (indexer.opensearch.plugin_path); by default, where every node of
-    the cluster has it. `meaning`: the embedder whose vectors the index carries (indexer.opensearch.vectors),
+    `plugin`: build for the lawindex plugin (indexer.opensearch.cluster.plugin_path); by default, where every node of
+    the cluster has it. `meaning`: the embedder whose vectors the index carries (indexer.opensearch.read.vectors),
     none by default; `words_only` says in the index that it was loaded without them by choice (`--no-vectors`),
     so that meaning asked of it is refused saying so. `force` rebuilds the state even when its index is intact.
-    `chunk_size`, `max_retries` and `initial_backoff` shape the bulk fill (indexer.opensearch.fill); `wait` is
+    `chunk_size`, `max_retries` and `initial_backoff` shape the bulk fill (indexer.opensearch.write.fill); `wait` is
     how long the state's lock is waited for, and `locks_ensured` says the locks' index was made already
     (lifecycle.StateLock). `keep`: the generations kept after a swap, the serving one among
-    them (indexer.opensearch.history)."""
+    them (indexer.opensearch.write.history)."""
 
     namespace: str = DEFAULT_NAMESPACE
     dry_run: bool = False
@@ -218,7 +220,7 @@ def _build(
         opensearch=server_version(client),
     )  # fmt: skip
     if options.words_only:
-        body["mappings"]["_meta"]["lawindex"]["words_only"] = True  # read by indexer.opensearch.vectors
+        body["mappings"]["_meta"]["lawindex"]["words_only"] = True  # read by indexer.opensearch.read.vectors
     alias = alias_of(state, namespace)
     try:
         client.indices.create(index=index, body=body)
@@ -292,7 +294,7 @@ def load(
     bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not.
 
     `plugin`: build every index for the lawindex plugin (True; refused where a node lacks it) or for
-    Lucene's BM25 (False); by default the plugin where every node has it (indexer.opensearch.plugin_path). `force`
+    Lucene's BM25 (False); by default the plugin where every node has it (cluster/plugin_path.py). `force`
     rebuilds every state, intact or not. `vectors`: give every row its vector for meaning and hybrid (True;
     NoMeaning where the cluster cannot ask by meaning), words only (False: meaning asked of these states is
     refused, saying so), or by default where the cluster can. `store` keeps the vectors by their text's digest
@@ -302,7 +304,7 @@ def load(
     failures: dict[str, dict[str, Any]] = {}
     finished: list[StateLoad] = []
     with errors_translated(connection):
-        from indexer.opensearch.vectors import for_cluster
+        from indexer.opensearch.read.vectors import for_cluster
 
         check_supported(connection, client)  # before anything is written
         plugin = plugin_path.wanted(client, plugin)  # asked once for every state
@@ -343,9 +345,9 @@ def load(
 
 def check_supported(connection: Connection, client: OpenSearch) -> None:
     """ClusterRefused, naming the cluster's version and the supported range, when lawindex does not support
-    the OpenSearch that answers (indexer.opensearch.versions)."""
+    the OpenSearch that answers (indexer.opensearch.cluster.versions)."""
     from indexer.errors import ClusterRefused
-    from indexer.opensearch.connection import redacted, server_version
+    from indexer.opensearch.cluster.connection import redacted, server_version
 
     version = server_version(client)
     why = versions.unsupported(version)

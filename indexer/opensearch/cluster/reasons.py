@@ -1,5 +1,5 @@
 """What lawindex may say of a cluster to people: a URL without its credentials, and the short reason inside an
-opensearch-py error. Apart from indexer.opensearch.connection so that indexer.opensearch.failover (which the
+opensearch-py error. Apart from cluster/connection.py so that cluster/failover.py (which the
 connection uses) says its errors the same way without importing the connection back."""
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from indexer.errors import LoadBusy, LoadFailed, LoadInterrupted
-from indexer.opensearch.connection import index_prefix, namespace_of
-from indexer.opensearch.schema import SCHEMA
+from indexer.opensearch.cluster.connection import index_prefix, namespace_of
+from indexer.opensearch.cluster.schema import SCHEMA
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch

@@ -114,7 +114,7 @@ def cluster_fit(client: Any) -> ClusterFit:
     absent from what can be seen)."""
     from opensearchpy.exceptions import OpenSearchException
 
-    from indexer.opensearch.connection import server_version
+    from indexer.opensearch.cluster.connection import server_version
 
     version = server_version(client)
     nodes: dict[str, Any] = {}

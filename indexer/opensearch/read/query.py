@@ -11,14 +11,14 @@ float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average l
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
 near the top but not always in the spec's order. Why the window is enough: indexer/retrieval/bound.py,
 also for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
-limits themselves, and the pages a window wider than the result window is read in: indexer/opensearch/limits.py).
+limits themselves, and the pages a window wider than the result window is read in: indexer/opensearch/read/limits.py).
 
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
 
 Long: the exact windowed ask, the plugin's path, `family` and `get`, and the proof that the window holds
 the spec's answer (its arithmetic apart, in `indexer.retrieval.bound`; the statistics apart, in
-`indexer.opensearch.statistics`).
+`indexer.opensearch.read.statistics`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexer.errors import ClusterRefused, NotFound
-from indexer.opensearch import integrity, lifecycle, limits, plugin_path, stored_lexicon
-from indexer.opensearch.connection import Connection, FastSearch, alias_of, errors_translated, server_version
-from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
-from indexer.opensearch.schema import (
+from indexer.opensearch.cluster import plugin_path, stored_lexicon
+from indexer.opensearch.cluster.connection import Connection, FastSearch, alias_of, errors_translated, server_version
+from indexer.opensearch.cluster.schema import (
     FETCHED,
     LAW_FIELDS,
     RANKED_FIELD,
@@ -44,7 +43,10 @@ from indexer.opensearch.schema import (
     law_id,
     terms_query,
 )
-from indexer.opensearch.statistics import IndexStatistics, Moved, StatisticsCache, no_index
+from indexer.opensearch.read import limits
+from indexer.opensearch.read.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
+from indexer.opensearch.read.statistics import IndexStatistics, Moved, StatisticsCache, no_index
+from indexer.opensearch.trust import integrity, lifecycle
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.retrieval.bound import grouped_bound, proven
 from indexer.retrieval.corpus import Law, state_code
@@ -72,15 +74,15 @@ class OpenSearchEngine:
         self.page = page  # rows a request of a family asks for
         self._client: OpenSearch | None = None
         self._fast_search: FastSearch | None = None
-        # The verified statistics of each concrete index (indexer.opensearch.statistics).
+        # The verified statistics of each concrete index (indexer.opensearch.read.statistics).
         self.statistics_cache = StatisticsCache(connection, lambda: self.client)
         self._legacy: bool | None = None
         self._lock = threading.Lock()
-        # OpenSearch's limits as its refusals told them (indexer.opensearch.limits): the most term clauses a
+        # OpenSearch's limits as its refusals told them (indexer.opensearch.read.limits): the most term clauses a
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
         self._result_window: dict[str, int] = {}
-        # Per concrete index: built for the lawindex plugin (its `_meta`, read once; indexer.opensearch.plugin_path).
+        # Per concrete index: built for the lawindex plugin (its `_meta`, read once; cluster/plugin_path.py).
         self._on_plugin: dict[str, bool] = {}
 
     @property
@@ -340,7 +342,7 @@ class OpenSearchEngine:
                 raise Moved(error) from None
             raise no_index(state, self.connection.namespace) from None
         except TransportError as error:
-            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.opensearch.limits).
+            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.opensearch.read.limits).
             refused = limits.limit_refused(error, clauses, int(body.get("size", 0)))
             if refused is not None:
                 raise refused from None
@@ -369,7 +371,7 @@ class OpenSearchEngine:
         state = state_code(state)
         stats = self.verified(
             state
-        )  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
+        )  # only lawindex's own, verified index of the state (indexer/opensearch/trust/lifecycle.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with errors_translated(self.connection):
             for attempt in range(2):
@@ -425,7 +427,7 @@ class OpenSearchEngine:
         state = state_code(state)
         stats = self.verified(
             state
-        )  # only lawindex's own, verified index of the state (indexer/opensearch/lifecycle.py)
+        )  # only lawindex's own, verified index of the state (indexer/opensearch/trust/lifecycle.py)
         from opensearchpy import NotFoundError
 
         with errors_translated(self.connection):
@@ -457,7 +459,7 @@ PLUGIN_PAGE = 256
 
 
 def plugin_query(question: str, size: int) -> dict[str, Any]:
-    """The search body of the plugin's query (indexer.opensearch.plugin_path): the question as the learner typed it,
+    """The search body of the plugin's query (cluster/plugin_path.py): the question as the learner typed it,
     analysed and expanded on the node, `size` laws by the spec's score."""
     return {
         "size": size,

@@ -10,7 +10,7 @@ from typing import Any
 
 # In a checkout the file is at the top of the repository; in a wheel it is packaged under _data, beside this.
 _PLACES = (
-    Path(__file__).resolve().parents[2] / "mappings" / "laws.json",
+    Path(__file__).resolve().parents[3] / "mappings" / "laws.json",
     Path(__file__).resolve().parent / "_data" / "mappings" / "laws.json",
 )
 

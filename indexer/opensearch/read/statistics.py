@@ -3,7 +3,7 @@ verified (lawindex's own index of the state, open, sealed for it; its laws' and 
 kept until the alias moves, and read once however many questions need them at the same time.
 
 What `ask`, `--explain`, `family`, `get` and the meaning path read before they score or serve a law
-(indexer.opensearch.query, indexer.opensearch.vectors); anything else behind the alias is refused (exit 4,
+(indexer.opensearch.read.query, indexer.opensearch.read.vectors); anything else behind the alias is refused (exit 4,
 NotOurs or DamagedIndex) rather than served, since altered statistics would alter every score without a word.
 """
 
@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotOurs
-from indexer.opensearch import integrity, lifecycle, stored_lexicon
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster import stored_lexicon
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.trust import integrity, lifecycle
 from indexer.retrieval.spelling import Vocabulary
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class IndexStatistics:
     spelling: Vocabulary
     doc_count: int  # Lucene's N for the field: ranked laws with at least one word
     total_length: int  # the sum of the ranked laws' lengths (Lucene's sumTotalTermFreq)
-    digests: bytes = field(repr=False)  # every law document's digest, in corpus order (indexer/opensearch/integrity.py)
+    digests: bytes = field(repr=False)  # every law document's digest, in corpus order (trust/integrity.py)
     vector_digests: bytes | None = field(default=None, repr=False)  # every row's vector's, where it has vectors
 
     @classmethod
@@ -44,7 +45,7 @@ class IndexStatistics:
         cls, index: str, body: dict[str, Any], fetch: Callable[[list[str]], Mapping[str, Any]] | None = None
     ) -> IndexStatistics:
         """The statistics of `body` (a statistics document's `statistics`); the vocabulary's blocks read on
-        first use by `fetch` (the stored fields of the statistics document: indexer.opensearch.stored_lexicon),
+        first use by `fetch` (the stored fields of the statistics document: indexer.opensearch.cluster.stored_lexicon),
         a block only when a question reaches a word of its length. Nothing is built: a million-word
         vocabulary's blocks are read as they are stored."""
         if fetch is None:

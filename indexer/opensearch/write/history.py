@@ -28,10 +28,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import BadInput, DamagedIndex, NotOurs
-from indexer.opensearch import generations, lifecycle, plugin_path, stored_lexicon
-from indexer.opensearch.connection import alias_of, index_prefix, server_version
-from indexer.opensearch.index_body import lawindex_version
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster import plugin_path, stored_lexicon
+from indexer.opensearch.cluster.connection import alias_of, index_prefix, server_version
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write import generations
+from indexer.opensearch.write.index_body import lawindex_version
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch

@@ -1,7 +1,7 @@
 """What a state's index is made of: its settings, mappings and `_meta` marker, and its documents (one per law,
 then the statistics, sealed) in the order they are written.
 
-Apart from the load's steps (indexer.opensearch.load) so that what is written to OpenSearch can be read, and
+Apart from the load's steps (indexer.opensearch.write.load) so that what is written to OpenSearch can be read, and
 tested, without a cluster: `body` is the index's create request, `documents` its bulk actions, `fingerprint`
 what says an index is unchanged.
 """
@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from indexer.opensearch import integrity, lifecycle, mappings, plugin_path, stored_lexicon
-from indexer.opensearch.connection import DEFAULT_NAMESPACE
-from indexer.opensearch.schema import (
+from indexer.opensearch.cluster import plugin_path, stored_lexicon
+from indexer.opensearch.cluster.connection import DEFAULT_NAMESPACE
+from indexer.opensearch.cluster.schema import (
     GRID_FIELD,
     LAW_FIELDS,
     RANKED_FIELD,
@@ -25,18 +25,20 @@ from indexer.opensearch.schema import (
     VECTOR_FIELD,
     law_id,
 )
+from indexer.opensearch.trust import integrity, lifecycle
+from indexer.opensearch.write import mappings
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.lexicon import Lexicon
 from indexer.retrieval.words import ranked, ranked_text
 
 if TYPE_CHECKING:
-    from indexer.opensearch.vectors import Meaning
+    from indexer.opensearch.read.vectors import Meaning
     from indexer.retrieval.statistics import Counts
 
 
 def fingerprint(corpus: Corpus, meaning: Meaning | None = None) -> str:
     """What an index was built from: the corpus file, laws.json and the schema, and the embedder of its
-    vectors where it has them (indexer.opensearch.vectors); unchanged means equal."""
+    vectors where it has them (indexer.opensearch.read.vectors); unchanged means equal."""
     made = f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
     return made if meaning is None else f"{made}:meaning={meaning.identity}:{meaning.layout}"
 
@@ -51,11 +53,11 @@ def documents(
 ) -> Iterator[dict[str, Any]]:
     """The bulk actions for a state: one document per law (with its vector, given `meaning`), then the
     statistics document, sealed for `index` (its name, state, namespace and fingerprint under a checksum:
-    lifecycle.seal), with every law document's digest in it (indexer/opensearch/integrity.py), so that a law
+    lifecycle.seal), with every law document's digest in it (indexer/opensearch/trust/integrity.py), so that a law
     altered later is never served."""
     embedded = None if meaning is None else meaning.vectors(corpus)
     digests: list[bytes] = []
-    vector_digests: list[bytes] = []  # sealed beside the laws' (indexer/opensearch/integrity.py)
+    vector_digests: list[bytes] = []  # sealed beside the laws' (indexer/opensearch/trust/integrity.py)
     for order, law in enumerate(corpus.laws):
         source: dict[str, Any] = {name: getattr(law, name) for name in LAW_FIELDS}
         source.update(
@@ -73,7 +75,7 @@ def documents(
             vector_digests.append(integrity.vector_digest(source[VECTOR_FIELD]))
         digests.append(integrity.digest(source))
         if embedded is not None:  # for the plugin, out of _source (so out of the digest): mappings by Meaning
-            from indexer.opensearch.vectors import grid_bytes
+            from indexer.opensearch.read.vectors import grid_bytes
 
             source[GRID_FIELD] = base64.b64encode(grid_bytes(embedded[order])).decode("ascii")
         yield {"_id": law_id(law.id), "_source": source}
@@ -92,7 +94,7 @@ def documents(
                 "total_length": stats.sum_total_term_freq,
                 # The vocabulary: a summary sealed here, its blocks (one per word length, each word
                 # with its place in the spec's Map order and its df) stored beside it, out of _source,
-                # each sealed by its digest in the summary (indexer/opensearch/stored_lexicon.py).
+                # each sealed by its digest in the summary (indexer/opensearch/cluster/stored_lexicon.py).
                 "words": summary,
                 "digests": integrity.pack(digests),
                 **({} if embedded is None else {"vector_digests": integrity.pack(vector_digests)}),
@@ -163,7 +165,7 @@ def body(
     # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
     # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
     if meaning is not None:
-        meaning.extend(made)  # the vector field, for --by meaning and hybrid (indexer.opensearch.vectors)
+        meaning.extend(made)  # the vector field, for --by meaning and hybrid (indexer.opensearch.read.vectors)
     made["aliases"] = {filling(index): {}}
     return made
 

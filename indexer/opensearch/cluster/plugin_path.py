@@ -1,6 +1,6 @@
 """The plugin path: a state's index built for the lawindex plugin's similarity and query (plugin/).
 
-Where every node of the cluster has the plugin (`indexer.opensearch.plugins`), a load creates the state's
+Where every node of the cluster has the plugin (`indexer.opensearch.cluster.plugins`), a load creates the state's
 index with the similarity `lawindex_bm25` on the ranked field, given the spec's own N and average length
 (the statistics the loader counts: a ranked law whose words are all stopwords counts in the spec's N and
 not in Lucene's), sorts it by corpus order and merges it to one segment before the swap, so that Lucene's
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from indexer.opensearch.schema import RANKED_FIELD
+from indexer.opensearch.cluster.schema import RANKED_FIELD
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -35,7 +35,7 @@ def cluster_has_plugin(client: OpenSearch) -> bool:
     """True when every node of the cluster has the lawindex plugin; False on a cluster without it. Where
     the user may not list the nodes (lawindex's least-privilege role lacks cluster:monitor/nodes/info, by
     design), the node that answers is asked whether it parses the `lawindex` query (docs/plugin.md)."""
-    from indexer.opensearch.plugins import LAWINDEX, listed, query_parses
+    from indexer.opensearch.cluster.plugins import LAWINDEX, listed, query_parses
 
     found = listed(client, LAWINDEX)
     return query_parses(client, QUERY) if found is None else found

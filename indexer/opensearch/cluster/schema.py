@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 # Bump when what a load writes changes shape: an index of another schema is rebuilt, not trusted.
-# 3: the statistics carry every law document's digest (indexer/opensearch/integrity.py); 4: in an index with
+# 3: the statistics carry every law document's digest (indexer/opensearch/trust/integrity.py); 4: in an index with
 # vectors, every row's vector digest too (an index of 3 with vectors is rebuilt, never served unsealed), and
-# the vocabulary in blocks per word length, stored fields beside the statistics (indexer/opensearch/stored_lexicon.py).
+# the vocabulary in blocks per word length, stored fields beside the statistics (cluster/stored_lexicon.py).
 SCHEMA = 4
 
 # The document that carries what the query side needs of the whole state (the spec's Index, less the
@@ -31,9 +31,9 @@ LAW_FIELDS = ("id", "kind", "law", "question", "concept", "family", "source")
 SCORE_FIELDS = ("order", "length", "counts")
 # The fields fetched with a law.
 FETCHED = (*LAW_FIELDS, *SCORE_FIELDS)
-# A row's vector, in an index loaded with them (indexer/opensearch/vectors.py): fetched by the meaning path.
+# A row's vector, in an index loaded with them (indexer/opensearch/read/vectors.py): fetched by the meaning path.
 VECTOR_FIELD = "vector"
-# The same vector on its grid for the lawindex plugin (indexer/opensearch/vectors.py): binary doc values of 256
+# The same vector on its grid for the lawindex plugin (indexer/opensearch/read/vectors.py): binary doc values of 256
 # little-endian int32, each component times 2^20, out of _source.
 GRID_FIELD = "vector_grid"
 

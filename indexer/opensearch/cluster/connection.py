@@ -31,8 +31,8 @@ from indexer.errors import (
     WriteBlocked,
 )
 from indexer.observe import timed
-from indexer.opensearch.reasons import _reason as _reason
-from indexer.opensearch.reasons import redacted as redacted
+from indexer.opensearch.cluster.reasons import _reason as _reason
+from indexer.opensearch.cluster.reasons import redacted as redacted
 from indexer.retrieval.corpus import state_code
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class Connection:
         # host is tried again after dead_timeout (60 s, doubling while it stays dead). No sniffing: the
         # addresses nodes publish need not be the ones this machine reaches them by.
         hosts = self.urls
-        from indexer.opensearch.failover import ProbingPool
+        from indexer.opensearch.cluster.failover import ProbingPool
 
         client = OpenSearch(
             transport_class=_transport(self.preference),
@@ -153,7 +153,7 @@ class Connection:
             dead_timeout=DEAD_TIMEOUT_S,
             timeout_cutoff=DEAD_TIMEOUT_DOUBLINGS,
             # A request that timed out is sent to another node when there is one and the request is safe
-            # to repeat, within the same --timeout (indexer/opensearch/failover.py); on one node it is not sent again.
+            # to repeat, within the same --timeout (cluster/failover.py); on one node it is not sent again.
             # A refused connection is retried (LAWINDEX_RETRIES), which costs nothing.
             retry_on_timeout=False,
             pool_maxsize=32,
@@ -176,7 +176,7 @@ def _transport(preference: str | None) -> type[Any]:
     (with `preference`) asks every search and get for the copy `preference` names."""
     from opensearchpy import TransportError
 
-    from indexer.opensearch.failover import FailoverTransport
+    from indexer.opensearch.cluster.failover import FailoverTransport
 
     class Rerouting(FailoverTransport):
         def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
@@ -347,7 +347,7 @@ def errors_translated(connection: Connection) -> Iterator[None]:
     """Run requests to OpenSearch; its failures become Unreachable (exit 3) or ClusterRefused (exit 4)."""
     from opensearchpy import exceptions as os_errors
 
-    from indexer.opensearch.failover import NoNodeAnswered
+    from indexer.opensearch.cluster.failover import NoNodeAnswered
 
     url = redacted(connection.url)
     try:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from indexer.opensearch import lifecycle, plugin_path, versions
-from indexer.opensearch.connection import Connection, errors_translated
+from indexer.opensearch.cluster import plugin_path, versions
+from indexer.opensearch.cluster.connection import Connection, errors_translated
+from indexer.opensearch.trust import lifecycle
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,9 @@ class StateStatus:
     sha256: str
     loaded_at: str
     path: str = "window"  # how `ask` ranks it: `plugin` (the lawindex query) or `window` (opensearch.plugin_path)
-    paths: str = "window"  # every path it can take on this cluster (indexer.opensearch.versions.ClusterFit.paths)
+    paths: str = "window"  # every path it can take on this cluster (cluster/versions.py's ClusterFit.paths)
     # How `ask --by meaning` and `--by hybrid` rank it: `plugin` (the lawindex query ranks every row by its
-    # vector_grid), `window` (k-NN windows, indexer.opensearch.vectors) or `none` (loaded without vectors).
+    # vector_grid), `window` (k-NN windows, indexer.opensearch.read.vectors) or `none` (loaded without vectors).
     meaning_path: str = "none"
 
 

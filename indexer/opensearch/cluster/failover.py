@@ -77,7 +77,7 @@ def _what(error: TransportError, seconds: float) -> str:
     if isinstance(error, ConnectionTimeout):
         return f"did not answer within {seconds:.3g}s"
     if isinstance(error, ConnectionError):
-        from indexer.opensearch.reasons import _reason
+        from indexer.opensearch.cluster.reasons import _reason
 
         return f"did not answer: {_reason(error)}"
     return f"answered {error.status_code}"
@@ -258,6 +258,6 @@ class FailoverTransport(Transport):
 
 
 def _host(connection: Any) -> str:
-    from indexer.opensearch.reasons import redacted
+    from indexer.opensearch.cluster.reasons import redacted
 
     return redacted(str(getattr(connection, "host", "?")) + str(getattr(connection, "url_prefix", "") or ""))

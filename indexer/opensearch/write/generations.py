@@ -9,16 +9,17 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import LoadFailed
-from indexer.opensearch import lifecycle, plugin_path, stored_lexicon, versions
-from indexer.opensearch.connection import DEFAULT_NAMESPACE, alias_of, index_prefix
-from indexer.opensearch.index_body import fingerprint
-from indexer.opensearch.schema import STATISTICS_ID
+from indexer.opensearch.cluster import plugin_path, stored_lexicon, versions
+from indexer.opensearch.cluster.connection import DEFAULT_NAMESPACE, alias_of, index_prefix
+from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write.index_body import fingerprint
 from indexer.retrieval.corpus import Corpus
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.vectors import Meaning
+    from indexer.opensearch.read.vectors import Meaning
 
 
 def serving(client: OpenSearch, state: str, namespace: str = DEFAULT_NAMESPACE) -> str | None:
@@ -139,7 +140,7 @@ def remove_orphans(
     """Delete what failed or crashed loads of the state left: lawindex's own indices of this state and
     namespace still behind their own `-filling` alias (a load removes it only in its swap) and no other;
     return them. Never one of `keep`, one not lawindex's, one any other alias points to, or a generation
-    kept after its swap, with no alias at all (indexer.opensearch.history prunes those past `--keep`).
+    kept after its swap, with no alias at all (indexer.opensearch.write.history prunes those past `--keep`).
     Called holding the state's lock, so no live load is filling one (a load whose lock was taken over
     fails at its next bulk chunk, or at its swap)."""
     kept = {keep} if isinstance(keep, str) else set(keep or ())
@@ -183,8 +184,8 @@ def swap(client: OpenSearch, state: str, index: str, current: Collection[str], n
     when the alias moved under this load (another writer), the lost answer's error when nothing moved."""
     from opensearchpy import ConnectionError, NotFoundError, TransportError
 
-    from indexer.opensearch.connection import server_version
-    from indexer.opensearch.index_body import filling
+    from indexer.opensearch.cluster.connection import server_version
+    from indexer.opensearch.write.index_body import filling
 
     alias = alias_of(state, namespace)
     actions = swap_actions(alias, index, filling(index), current, server_version(client))
@@ -212,7 +213,7 @@ def swap_actions(
     alias (if any: a rollback's target has none), such that a second swap from the same `current` is refused
     whole rather than leaving the alias on two indices: each `remove` with `must_exist` where OpenSearch
     `version` parses it (2.12.0 on), else the new index added as the alias's one write index
-    (indexer.opensearch.versions says why that is as safe)."""
+    (indexer.opensearch.cluster.versions says why that is as safe)."""
     if versions.has_must_exist(version):
         guard: dict[str, Any] = {"must_exist": True}
         return [

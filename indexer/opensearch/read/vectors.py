@@ -1,14 +1,14 @@
 """Meaning on OpenSearch: the rows' vectors in a `knn_vector` field, and `--by meaning` / `--by hybrid`
 answered from them, equal to the reference engine's answers (indexer.retrieval.meaning), ids and order.
 
-Loading. Where every node has the k-NN plugin (indexer.opensearch.plugins), `lawindex load` gives each state's new index
+Loading. Where every node has the k-NN plugin (cluster/plugins.py), `lawindex load` gives each state's new index
 `index.knn: true` and the field `vector`: 256 dimensions, HNSW on the **Lucene** engine, inner product,
 named explicitly (the zips carry no native library: a faiss field, faiss being the default engine, kills
 the node on its first write). Each row's document carries its vector (indexer.embedding: the grid's float32
 values, which JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which
 the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
 rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the
-statistics carry every row's vector digest beside its law's (indexer/opensearch/integrity.py), and every
+statistics carry every row's vector digest beside its law's (indexer/opensearch/trust/integrity.py), and every
 row the meaning path re-scores is checked against both, so an altered vector is refused (exit 4) as an
 altered law is. Where k-NN is missing the load is the words-only load it always was.
 
@@ -47,10 +47,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
-from indexer.opensearch import integrity, lifecycle, plugins
-from indexer.opensearch.plugin_path import QUERY
-from indexer.opensearch.schema import FETCHED, GRID_FIELD, STATISTICS_ID
-from indexer.opensearch.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
+from indexer.opensearch.cluster import plugins
+from indexer.opensearch.cluster.plugin_path import QUERY
+from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD, STATISTICS_ID
+from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
+from indexer.opensearch.trust import integrity, lifecycle
 from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
 from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_embedder, identity, row_text
@@ -58,8 +59,8 @@ from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_em
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.query import OpenSearchEngine
-    from indexer.opensearch.statistics import IndexStatistics
+    from indexer.opensearch.read.query import OpenSearchEngine
+    from indexer.opensearch.read.statistics import IndexStatistics
     from indexer.retrieval.vector_store import VectorStore
 
 WINDOW = 16
@@ -159,8 +160,8 @@ def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
             _MEANING_OF.clear()
         meta = lifecycle.meta_of(engine.client, stats.index)
         meaning = meta.get("meaning")
-        words_only = meta.get("words_only") is True  # loaded with --no-vectors (indexer.opensearch.load)
-        from indexer.opensearch.plugin_path import on_plugin as built_for_plugin
+        words_only = meta.get("words_only") is True  # loaded with --no-vectors (indexer.opensearch.write.load)
+        from indexer.opensearch.cluster.plugin_path import on_plugin as built_for_plugin
 
         _MEANING_OF[stats.index] = (
             meaning if isinstance(meaning, dict) else None,
@@ -176,7 +177,7 @@ def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
             hint="`lawindex load` it again without --no-vectors",
         )
     if found is None:
-        from indexer.opensearch.connection import server_version
+        from indexer.opensearch.cluster.connection import server_version
 
         version = server_version(engine.client)
         if not plugins.every_node_has(engine.client, plugins.KNN):
@@ -245,7 +246,7 @@ def _window(
     if served != {stats.index}:
         raise _Stale
     # Every row re-scored, its law and its vector, is the one loaded (the same seal as the words path's):
-    # an altered row is refused, exit 4, never ranked (indexer/opensearch/integrity.py).
+    # an altered row is refused, exit 4, never ranked (indexer/opensearch/trust/integrity.py).
     engine.refuse_altered(state, stats, found, vectors=True)
     return found
 
@@ -325,8 +326,8 @@ def answer(
     meaning_weight: float = MEANING_WEIGHT,
 ) -> Answer:
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
-    from indexer.opensearch.connection import errors_translated
-    from indexer.opensearch.query import _law
+    from indexer.opensearch.cluster.connection import errors_translated
+    from indexer.opensearch.read.query import _law
     from indexer.retrieval.meaning import fusion_of, question_vector
     from indexer.retrieval.words import words
 

@@ -1,6 +1,6 @@
 """Served laws are the laws that were loaded: a digest of each law's document, sealed with the statistics.
 
-The statistics document is sealed (indexer/opensearch/lifecycle.py), but a law's own document is not: anyone who may
+The statistics document is sealed (trust/lifecycle.py), but a law's own document is not: anyone who may
 write to the index can `_update` a law's text or counts, and `ask` would serve the altered law and rank by
 the altered counts. So `load` stores, inside the sealed statistics, a digest of every law's document (of
 exactly the fields served and scored: schema.FETCHED), in corpus order; the query side checks the digest
@@ -11,7 +11,7 @@ A digest is BLAKE2b-128 of the fields' canonical JSON (keys sorted, no spaces): 
 parses to the same values, so the same bytes. 16 bytes a law, all of them one base64 string (a 24,000-law
 state: 512 KB in its statistics), decoded once per concrete index.
 
-An index with vectors (indexer/opensearch/vectors.py) seals them too, the same way beside the laws' digests
+An index with vectors (indexer/opensearch/read/vectors.py) seals them too, the same way beside the laws' digests
 (`vector_digests`): a row's vector decides where meaning ranks it, so an `_update` of a vector alone would
 move rows by meaning with every law's text intact. Apart from the laws' digests, so that the words path,
 which never reads a vector, fetches none to check its laws; the meaning path, which re-scores from the
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.opensearch.schema import FETCHED, VECTOR_FIELD, law_id
+from indexer.opensearch.cluster.schema import FETCHED, VECTOR_FIELD, law_id
 
 SIZE = 16  # bytes a digest: 128 bits, far past any accidental collision among a state's laws
 

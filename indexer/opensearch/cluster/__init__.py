@@ -1,0 +1,3 @@
+"""Talking to a cluster: the client and its errors, the failover pool, the shape of a state's index (its fields,
+its stored lexicon, the plugin's similarity), and which plugins and versions the cluster has. Imports no
+other wing."""
