@@ -39,8 +39,8 @@ from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.read import vectors
 from indexer.opensearch.read.vectors import Meaning
-from indexer.opensearch.trust import lifecycle
 from indexer.opensearch.write.load import LoadOptions, load_state
+from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
@@ -98,7 +98,7 @@ def loading(url: str, corpus: Corpus, rounds: int) -> Connection:
         for side, with_meaning in (("with vectors", meaning), ("without", None)):
             connection = Connection.from_env(url, namespace=f"{prefix}{number}{'v' if with_meaning else 'w'}")
             client = connection.client()
-            lifecycle.ensure_locks_index(client, connection.namespace)
+            ensure_locks_index(client, connection.namespace)
             began = time.perf_counter()
             done = load_state(
                 client, corpus, LoadOptions(namespace=connection.namespace, meaning=with_meaning, plugin=False)
@@ -131,7 +131,7 @@ def plugin_loaded(url: str, corpus: Corpus) -> Connection:
     of its own."""
     connection = Connection.from_env(url, namespace=f"lawindex_benchmp{uuid.uuid4().hex[:6]}")
     client = connection.client()
-    lifecycle.ensure_locks_index(client, connection.namespace)
+    ensure_locks_index(client, connection.namespace)
     meaning = vectors.for_cluster(client, plugin=True)
     done = load_state(client, corpus, LoadOptions(namespace=connection.namespace, meaning=meaning, plugin=True))
     assert done.outcome == "indexed" and done.index is not None, done
@@ -230,7 +230,7 @@ def sample_sizes(url: str) -> None:
     for side, with_meaning in (("with vectors", meaning), ("without", None)):
         connection = Connection.from_env(url, namespace=f"{prefix}{'v' if with_meaning else 'w'}")
         client = connection.client()
-        lifecycle.ensure_locks_index(client, connection.namespace)
+        ensure_locks_index(client, connection.namespace)
         try:
             for corpus in corpora:
                 done = load_state(
@@ -282,7 +282,7 @@ def memory(url: str, states: int, laws: int, port: int) -> None:
     for side, with_meaning in (("without vectors", None), ("with vectors", meaning)):
         connection = Connection.from_env(url, namespace=f"{prefix}{'v' if with_meaning else 'w'}")
         client = connection.client()
-        lifecycle.ensure_locks_index(client, connection.namespace)
+        ensure_locks_index(client, connection.namespace)
         try:
             began = time.perf_counter()
             namespace = connection.namespace

@@ -109,8 +109,8 @@ def rollback(
     call under the state's lock, the rollback recorded. Only an intact generation of that state is ever
     swapped in (exit 4 otherwise; exit 2 when there is none to go back to)."""
     from indexer.opensearch.cluster.connection import errors_translated
-    from indexer.opensearch.trust.lifecycle import stopping_on_signals
     from indexer.opensearch.write.history import rollback as back
+    from indexer.opensearch.write.stop import stopping_on_signals
     from indexer.retrieval.corpus import state_code
 
     with reporting(), stopping_on_signals() as stop:

@@ -89,8 +89,8 @@ def load(
     from rich.table import Table
 
     from indexer.node.java import default_cache_dir
-    from indexer.opensearch.trust.lifecycle import stopping_on_signals
     from indexer.opensearch.write.load import load as load_corpora
+    from indexer.opensearch.write.stop import stopping_on_signals
     from indexer.retrieval.corpus import read_corpora
     from indexer.retrieval.vector_store import VectorStore
 

@@ -61,7 +61,8 @@ def index_patterns(namespace: str = "lawindex") -> list[str]:
     its alias. `lawindex-*` let the user read and delete another tool's `lawindex-staging-tx-1`. Every
     name lawindex gives an index or alias must match one of these (tests/unit/test_security.py)."""
     from indexer.opensearch.cluster.connection import namespace_of
-    from indexer.opensearch.trust.lifecycle import GENERATION_DIGITS, locks_concrete_index, locks_index
+    from indexer.opensearch.trust.ownership import GENERATION_DIGITS
+    from indexer.opensearch.write.lock import locks_concrete_index, locks_index
 
     states = f"{namespace_of(namespace)}-[a-z]{{2}}"
     generations = f"(-[0-9]{{{GENERATION_DIGITS}}}(-filling)?)?"

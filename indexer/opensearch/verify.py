@@ -37,7 +37,7 @@ from indexer.errors import BadInput
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import alias_of, errors_translated
 from indexer.opensearch.cluster.schema import terms_query
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.trust import ownership
 from indexer.retrieval import reference, scoring
 from indexer.retrieval.answers import RETRIEVED_LAWS
 from indexer.retrieval.corpus import Corpus
@@ -289,7 +289,7 @@ def on_plugin(engine: OpenSearchEngine, state: str) -> bool:
     """True when the index behind the state's alias was built for the lawindex plugin."""
     stats = engine.statistics(state)
     with errors_translated(engine.connection):
-        return plugin_path.on_plugin(lifecycle.meta_of(engine.client, stats.index))
+        return plugin_path.on_plugin(ownership.meta_of(engine.client, stats.index))
 
 
 def check_served(engine: OpenSearchEngine, corpus: Corpus) -> None:

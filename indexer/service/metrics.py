@@ -194,12 +194,12 @@ class Metrics:
     def generation_ages(self) -> list[tuple[str, str, float]]:
         """(state, index, seconds since it was loaded) of each state served in this namespace now: one
         request for the aliases, and each index's `_meta` read once."""
-        from indexer.opensearch.trust import lifecycle
+        from indexer.opensearch.trust import ownership
 
         assert self.client is not None
         client = self.client()
         found = client.indices.get_alias(
-            index=f"{self.namespace}-*", ignore_unavailable=True, allow_no_indices=True, params=lifecycle.LOCAL
+            index=f"{self.namespace}-*", ignore_unavailable=True, allow_no_indices=True, params=ownership.LOCAL
         )
         served = re.compile(re.escape(self.namespace) + r"-([a-z]{2})")
         now = time.time()
@@ -210,7 +210,7 @@ class Metrics:
                 if match is None:
                     continue
                 if index not in self._ages:
-                    loaded = lifecycle.meta_of(client, index).get("loaded_at")
+                    loaded = ownership.meta_of(client, index).get("loaded_at")
                     self._ages[index] = datetime.fromisoformat(loaded).timestamp() if loaded else None
                     if len(self._ages) > 1024:  # generations long gone
                         self._ages = {index: self._ages[index]}

@@ -19,9 +19,9 @@ from opensearchpy import OpenSearch
 
 from indexer.errors import LoadBusy, LoadFailed
 from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
-from indexer.opensearch.trust.lifecycle import StateLock, ensure_locks_index, locks_index
 from indexer.opensearch.write.history import check_generation
 from indexer.opensearch.write.load import LoadOptions, StateLoad, load, load_state
+from indexer.opensearch.write.lock import StateLock, ensure_locks_index, locks_index
 from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.support import LAWINDEX, lawindex, run_threads

@@ -28,11 +28,11 @@ from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID
 from indexer.opensearch.read import vectors as on_opensearch
 from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
-from indexer.opensearch.trust import lifecycle
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.index_body import fingerprint
 from indexer.opensearch.write.load import LoadOptions, load, load_state
+from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.answers import RRF_K
@@ -221,7 +221,7 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
     with fresh_connection(opensearch_url) as connection:
         client, namespace = connection.client(), connection.namespace
         meaning = for_cluster(client)
-        lifecycle.ensure_locks_index(client, namespace)
+        ensure_locks_index(client, namespace)
         first = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         again = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         assert (first.outcome, again.outcome, again.index) == ("indexed", "unchanged", first.index)
@@ -261,7 +261,7 @@ def test_the_cli_says_what_is_missing_in_one_line_with_exit_8(opensearch_url: st
     # Neither k-NN nor the plugin for this index: TX loaded for Lucene's BM25 (plugin=False), words only.
     with fresh_connection(opensearch_url) as connection:
         client, namespace = connection.client(), connection.namespace
-        lifecycle.ensure_locks_index(client, namespace)
+        ensure_locks_index(client, namespace)
         options = LoadOptions(namespace=namespace, meaning=for_cluster(client, False), plugin=False)
         assert options.meaning is None
         assert load_state(client, served.corpora["TX"], options).outcome == "indexed"

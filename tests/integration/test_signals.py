@@ -22,8 +22,9 @@ from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
 from indexer.opensearch.cluster.schema import STATISTICS_ID
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.trust import sealing
 from indexer.opensearch.write.load import load
+from indexer.opensearch.write.lock import StateLock, ensure_locks_index, locks_index
 from indexer.retrieval.corpus import read_corpora
 from tests import synthetic
 from tests.integration.support import LAWINDEX
@@ -122,13 +123,13 @@ def test_a_signal_mid_load_stops_cleanly(
             assert index != before[state]
             assert client.count(index=alias)["count"] == LAWS + 1
         source = client.get(index=alias, id=STATISTICS_ID)["_source"]
-        assert lifecycle.seal_problem(source, index, state, connection.namespace) is None
+        assert sealing.seal_problem(source, index, state, connection.namespace) is None
         # No half-built index, no filling alias, no orphan: the served index per state, and of a reloaded state
         # the generation it replaced, kept for a rollback (load --keep 2).
         found = client.indices.get(index=index_prefix(state, connection.namespace) + "*", expand_wildcards="all")
         assert sorted(found) == sorted({index, before[state]}), f"{state}: {sorted(found)}"
         assert list(found[index]["aliases"]) == [alias]
-    locks = lifecycle.locks_index(connection.namespace)
+    locks = locks_index(connection.namespace)
     client.indices.refresh(index=locks)
     # A lock is the document named by its state; the states' histories (`history-<STATE>`) stay.
     held = client.count(index=locks, body={"query": {"ids": {"values": list(STATES)}}})["count"]
@@ -138,8 +139,8 @@ def test_a_signal_mid_load_stops_cleanly(
 def test_a_signal_while_waiting_for_a_lock_ends_the_wait(connection: Connection, folders: tuple[Path, Path]) -> None:
     old, _ = folders
     client = connection.client()
-    lifecycle.ensure_locks_index(client, connection.namespace)
-    with lifecycle.StateLock(client, "AK", connection.namespace):
+    ensure_locks_index(client, connection.namespace)
+    with StateLock(client, "AK", connection.namespace):
         process = subprocess.Popen(
             [*LAWINDEX, "load", str(old), "--wait", "300"],
             stdout=subprocess.PIPE,

@@ -19,9 +19,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.errors import LoadFailed
-from indexer.opensearch.trust.lifecycle import Stop
 from indexer.opensearch.write import fill as fill_module
 from indexer.opensearch.write.fill import fill
+from indexer.opensearch.write.stop import Stop
 
 FILLING = "lawindex-md-20261201000000000000-filling"
 

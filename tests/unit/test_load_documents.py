@@ -11,7 +11,7 @@ import pytest
 from indexer.opensearch.cluster import stored_lexicon
 from indexer.opensearch.cluster.connection import DEFAULT_NAMESPACE
 from indexer.opensearch.cluster.schema import STATISTICS_ID, law_id
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.trust import sealing
 from indexer.opensearch.write.index_body import documents
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.reference import statistics
@@ -127,7 +127,7 @@ def test_the_statistics_document() -> None:
     # The blocks are not in the seal's JSON: the statistics as OpenSearch returns them (the blocks left out
     # of _source) are whole; a block altered is refused by its digest.
     without = {key: value for key, value in last["_source"].items() if key != stored_lexicon.FIELD}
-    assert lifecycle.seal_problem(without, "", "MD", DEFAULT_NAMESPACE) is None
+    assert sealing.seal_problem(without, "", "MD", DEFAULT_NAMESPACE) is None
     altered = dict(blocks, **{"4": base64.b64encode(b"fare" + base64.b64decode(blocks["4"])[4:]).decode()})
     with pytest.raises(stored_lexicon.AlteredBlock, match="digest does not match"):
         stored_lexicon.read(

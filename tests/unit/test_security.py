@@ -116,8 +116,9 @@ def _covered(name: str, patterns: list[str]) -> bool:
 
 def test_the_role_covers_every_name_lawindex_makes_and_no_look_alike() -> None:
     from indexer.opensearch.cluster.connection import alias_of, index_prefix
-    from indexer.opensearch.trust.lifecycle import generation_pattern, locks_concrete_index, locks_index
+    from indexer.opensearch.trust.ownership import generation_pattern
     from indexer.opensearch.write.index_body import new_generation
+    from indexer.opensearch.write.lock import locks_concrete_index, locks_index
 
     patterns = security.index_patterns("lawindex")
     generation = index_prefix("TX") + new_generation()

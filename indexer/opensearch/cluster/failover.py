@@ -16,7 +16,7 @@ instead of 12). Here, with several URLs:
   lawindex makes so that a second copy changes nothing (bulk `create` with the load's own ids, an index
   created under a name of the load's own, deletes, refreshes, alias actions whose `must_exist` makes a
   repeat fail rather than apply twice, lock writes conditional on `if_seq_no` or `op_type=create`; a lost
-  answer is read back by the caller, load.py and lifecycle.py);
+  answer is read back by the caller, write/load.py and write/lock.py);
 - when no node answers, the error names each URL and what it did (`NoNodeAnswered`).
 
 One URL behaves as before: its timeout is its own, and a request that timed out is not sent again.

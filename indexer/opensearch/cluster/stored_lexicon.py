@@ -5,7 +5,7 @@ A list of [word, df] pairs in the statistics' JSON was 15.6 MB for a million wor
 send, seconds for Python to parse into a million strings and a dict, and filtering it out of `_source`
 made it worse (the node parses the whole array: 0.6-3.3 s). Here the statistics' `words` is a summary
 (how many words, the alphabet, and per length the SHA-256 of its block), sealed with the rest of the
-statistics (lifecycle.seal); each block is the binary field `lexicon.<length in bytes>`, stored but left
+statistics (sealing.seal); each block is the binary field `lexicon.<length in bytes>`, stored but left
 out of `_source` (mappings/laws.json), and read with `stored_fields` only when a question reaches that
 length: 9 MB of stored fields came back in 37 ms where the same in `_source` took 0.3 s. A block read is
 checked against its sealed digest before it is used.

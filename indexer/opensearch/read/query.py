@@ -46,7 +46,7 @@ from indexer.opensearch.cluster.schema import (
 from indexer.opensearch.read import limits
 from indexer.opensearch.read.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.read.statistics import IndexStatistics, Moved, StatisticsCache, no_index
-from indexer.opensearch.trust import integrity, lifecycle
+from indexer.opensearch.trust import integrity, ownership
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
 from indexer.retrieval.bound import grouped_bound, proven
 from indexer.retrieval.corpus import Law, state_code
@@ -209,7 +209,7 @@ class OpenSearchEngine:
         """True when `index` was built for the lawindex plugin (its `_meta`, read once per concrete index)."""
         known = self._on_plugin.get(index)
         if known is None:
-            known = plugin_path.on_plugin(lifecycle.meta_of(self.client, index))
+            known = plugin_path.on_plugin(ownership.meta_of(self.client, index))
             with self._lock:
                 if len(self._on_plugin) > 4 * len(self.statistics_cache.kept()) + 64:  # generations long deleted
                     self._on_plugin.clear()
@@ -371,7 +371,7 @@ class OpenSearchEngine:
         state = state_code(state)
         stats = self.verified(
             state
-        )  # only lawindex's own, verified index of the state (indexer/opensearch/trust/lifecycle.py)
+        )  # only lawindex's own, verified index of the state (trust/ownership.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with errors_translated(self.connection):
             for attempt in range(2):
@@ -427,7 +427,7 @@ class OpenSearchEngine:
         state = state_code(state)
         stats = self.verified(
             state
-        )  # only lawindex's own, verified index of the state (indexer/opensearch/trust/lifecycle.py)
+        )  # only lawindex's own, verified index of the state (trust/ownership.py)
         from opensearchpy import NotFoundError
 
         with errors_translated(self.connection):

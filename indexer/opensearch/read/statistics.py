@@ -19,7 +19,7 @@ from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotOurs
 from indexer.opensearch.cluster import stored_lexicon
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import STATISTICS_ID
-from indexer.opensearch.trust import integrity, lifecycle
+from indexer.opensearch.trust import integrity, ownership, sealing
 from indexer.retrieval.spelling import Vocabulary
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ class StatisticsCache:
 
     def _fetch(self, state: str) -> IndexStatistics:
         """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
-        open, its statistics sealed for it (lifecycle.seal_problem). Anything else is refused (exit 4) rather
+        open, its statistics sealed for it (sealing.seal_problem). Anything else is refused (exit 4) rather
         than served, since altered statistics would alter every score without a word."""
         from opensearchpy import NotFoundError, TransportError
 
@@ -153,7 +153,7 @@ class StatisticsCache:
                 raise self._refusal_of(state, error) from None
             raise
         index = str(found["_index"])
-        problem = lifecycle.seal_problem(found.get("_source"), index, state, self.connection.namespace)
+        problem = sealing.seal_problem(found.get("_source"), index, state, self.connection.namespace)
         if problem is not None:
             raise self.refusal(state, index, problem)
         if "digests" not in found["_source"]["statistics"]:
@@ -177,9 +177,9 @@ class StatisticsCache:
         namespace = self.connection.namespace
         alias = alias_of(state, namespace)
         try:
-            names = sorted(self._client().indices.get_alias(name=alias, params=lifecycle.LOCAL))
+            names = sorted(self._client().indices.get_alias(name=alias, params=ownership.LOCAL))
         except AuthorizationException:  # a user allowed only the namespace's indices (indexer/node/security.py)
-            names = sorted(self._client().indices.get_alias(index=f"{namespace}-*", name=alias, params=lifecycle.LOCAL))
+            names = sorted(self._client().indices.get_alias(index=f"{namespace}-*", name=alias, params=ownership.LOCAL))
         if len(names) > 1:
             return self.refusal(state, names, f"{alias} points at {len(names)} indices: {', '.join(names)}")
         index = names[0] if names else alias
@@ -192,12 +192,12 @@ class StatisticsCache:
         namespace = self.connection.namespace
         alias = alias_of(state, namespace)
         for index in [indices] if isinstance(indices, str) else indices:
-            foreign = lifecycle.not_ours(lifecycle.meta_of(self._client(), index), index, state, namespace)
+            foreign = ownership.not_ours(ownership.meta_of(self._client(), index), index, state, namespace)
             if foreign is not None:
                 return NotOurs(
                     f"{state} is not served: the alias {alias} points at {index}, which lawindex did not make for "
                     f"{state} ({foreign})",
-                    hint=lifecycle.foreign_hint(alias),
+                    hint=ownership.foreign_hint(alias),
                 )
         return DamagedIndex(
             f"{state} is not served: {problem}",

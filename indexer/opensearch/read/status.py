@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from indexer.opensearch.cluster import plugin_path, versions
 from indexer.opensearch.cluster.connection import Connection, errors_translated
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.trust import ownership
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def status(connection: Connection, fit: versions.ClusterFit | None = None) -> li
             for alias in body.get("aliases", {}):
                 if not served.fullmatch(alias):
                     continue
-                meta = lifecycle.meta_of(client, index)
+                meta = ownership.meta_of(client, index)
                 rows.append(
                     StateStatus(
                         state=str(meta.get("state", alias[-2:].upper())),

@@ -51,7 +51,7 @@ from indexer.opensearch.cluster import plugins
 from indexer.opensearch.cluster.plugin_path import QUERY
 from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD, STATISTICS_ID
 from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
-from indexer.opensearch.trust import integrity, lifecycle
+from indexer.opensearch.trust import integrity, ownership
 from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
 from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_embedder, identity, row_text
@@ -158,7 +158,7 @@ def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
     if stats.index not in _MEANING_OF:
         if len(_MEANING_OF) > _KEPT:
             _MEANING_OF.clear()
-        meta = lifecycle.meta_of(engine.client, stats.index)
+        meta = ownership.meta_of(engine.client, stats.index)
         meaning = meta.get("meaning")
         words_only = meta.get("words_only") is True  # loaded with --no-vectors (indexer.opensearch.write.load)
         from indexer.opensearch.cluster.plugin_path import on_plugin as built_for_plugin

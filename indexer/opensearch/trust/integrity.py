@@ -1,6 +1,6 @@
 """Served laws are the laws that were loaded: a digest of each law's document, sealed with the statistics.
 
-The statistics document is sealed (trust/lifecycle.py), but a law's own document is not: anyone who may
+The statistics document is sealed (trust/sealing.py), but a law's own document is not: anyone who may
 write to the index can `_update` a law's text or counts, and `ask` would serve the altered law and rank by
 the altered counts. So `load` stores, inside the sealed statistics, a digest of every law's document (of
 exactly the fields served and scored: schema.FETCHED), in corpus order; the query side checks the digest

@@ -13,7 +13,7 @@ import orjson
 
 from indexer.errors import LoadFailed
 from indexer.opensearch.cluster import plugin_path
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.write.stop import Stop
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -28,7 +28,7 @@ def fill(
     filling: str,
     state: str,
     laws: int,
-    stop: lifecycle.Stop,
+    stop: Stop,
     *,
     progress: Progress | None,
     chunk_size: int,

@@ -12,7 +12,7 @@ from indexer.errors import LoadFailed
 from indexer.opensearch.cluster import plugin_path, stored_lexicon, versions
 from indexer.opensearch.cluster.connection import DEFAULT_NAMESPACE, alias_of, index_prefix
 from indexer.opensearch.cluster.schema import STATISTICS_ID
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.trust import ownership, sealing
 from indexer.opensearch.write.index_body import fingerprint
 from indexer.retrieval.corpus import Corpus
 
@@ -66,12 +66,12 @@ def current(
         return [], False
     metas: dict[str, dict[str, Any]] = {}
     for name in names:
-        metas[name] = lifecycle.meta_of(client, name)
-        problem = lifecycle.not_ours(metas[name], name, state, namespace)
+        metas[name] = ownership.meta_of(client, name)
+        problem = ownership.not_ours(metas[name], name, state, namespace)
         if problem is not None:
             raise LoadFailed(
                 f"the alias {alias} points at {name}, which lawindex will not replace or delete: {problem}",
-                hint=lifecycle.foreign_hint(alias),
+                hint=ownership.foreign_hint(alias),
             )
     # Several of our own behind the alias (two loads that raced before there was a lock): rebuilt, and
     # the alias moved off all of them at once.
@@ -101,9 +101,9 @@ def intact(client: OpenSearch, index: str, corpus: Corpus, namespace: str, meani
     except TransportError:  # closed (400), the statistics gone (404), a shard lost (503)
         return False
     source = found.get("_source")
-    if lifecycle.seal_problem(source, index, corpus.state, namespace) is not None:
+    if sealing.seal_problem(source, index, corpus.state, namespace) is not None:
         return False
-    if lifecycle.sealed_fingerprint(source) != fingerprint(corpus, meaning):
+    if sealing.sealed_fingerprint(source) != fingerprint(corpus, meaning):
         return False
     # The vocabulary's blocks, sealed by their digests outside the statistics' JSON: every one read back.
     return stored_lexicon.whole(
@@ -130,7 +130,7 @@ def generations(client: OpenSearch, state: str, namespace: str) -> list[str]:
     found = client.indices.get_alias(
         index=index_prefix(state, namespace) + "*", allow_no_indices=True, expand_wildcards="open,closed"
     )
-    pattern = lifecycle.generation_pattern(state, namespace)
+    pattern = ownership.generation_pattern(state, namespace)
     return sorted(name for name in found if pattern.fullmatch(name))
 
 
@@ -148,13 +148,13 @@ def remove_orphans(
     found = client.indices.get(
         index=prefix + "*", ignore_unavailable=True, allow_no_indices=True, expand_wildcards="open,closed"
     )
-    pattern = lifecycle.generation_pattern(state, namespace)
+    pattern = ownership.generation_pattern(state, namespace)
     orphans = []
     for name, body in sorted(found.items()):
         if name in kept or not pattern.fullmatch(name):
             continue
         meta = body.get("mappings", {}).get("_meta", {}).get("lawindex", {})
-        if lifecycle.not_ours(meta, name, state, namespace) is not None:
+        if ownership.not_ours(meta, name, state, namespace) is not None:
             continue
         if set(body.get("aliases", {})) != {f"{name}-filling"}:
             continue

@@ -31,9 +31,11 @@ from indexer.errors import BadInput, DamagedIndex, NotOurs
 from indexer.opensearch.cluster import plugin_path, stored_lexicon
 from indexer.opensearch.cluster.connection import alias_of, index_prefix, server_version
 from indexer.opensearch.cluster.schema import STATISTICS_ID
-from indexer.opensearch.trust import lifecycle
+from indexer.opensearch.trust import ownership, sealing
 from indexer.opensearch.write import generations
 from indexer.opensearch.write.index_body import lawindex_version
+from indexer.opensearch.write.lock import WAIT, StateLock, ensure_locks_index, locks_index
+from indexer.opensearch.write.stop import Stop
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -94,13 +96,13 @@ def own_generations(client: OpenSearch, state: str, namespace: str) -> dict[str,
         expand_wildcards="open,closed",
         params={"filter_path": "*.aliases,*.mappings._meta"},
     )
-    pattern = lifecycle.generation_pattern(state, namespace)
+    pattern = ownership.generation_pattern(state, namespace)
     own: dict[str, dict[str, Any]] = {}
     for name, body in sorted(found.items()):
         if not pattern.fullmatch(name):
             continue
         meta = (body.get("mappings") or {}).get("_meta", {}).get("lawindex", {})
-        if lifecycle.not_ours(meta, name, state, namespace) is None:
+        if ownership.not_ours(meta, name, state, namespace) is None:
             own[name] = {**meta, "aliases": sorted(body.get("aliases") or {})}
     return own
 
@@ -174,7 +176,7 @@ def events(client: OpenSearch, state: str, namespace: str) -> list[dict[str, Any
     from opensearchpy import NotFoundError
 
     try:
-        found = client.get(index=lifecycle.locks_index(namespace), id=_history_id(state))
+        found = client.get(index=locks_index(namespace), id=_history_id(state))
     except NotFoundError:
         return []
     recorded = found.get("_source", {}).get("events", [])
@@ -192,7 +194,7 @@ def record(client: OpenSearch, state: str, namespace: str, event: dict[str, Any]
         "lawindex": lawindex_version(),
         **event,
     }
-    index = lifecycle.locks_index(namespace)
+    index = locks_index(namespace)
     for _ in range(5):
         try:
             found = client.get(index=index, id=_history_id(state))
@@ -213,16 +215,16 @@ def check_generation(client: OpenSearch, state: str, namespace: str, index: str)
     (another state's, not lawindex's, a copy) or DamagedIndex (closed, altered, not whole)."""
     from opensearchpy import ConnectionError, NotFoundError, TransportError
 
-    if not lifecycle.generation_pattern(state, namespace).fullmatch(index):
+    if not ownership.generation_pattern(state, namespace).fullmatch(index):
         raise NotOurs(
             f"{index} is not one of {state}'s generations (lawindex names them {index_prefix(state, namespace)}<time>)",
             hint=f"lawindex history {state} lists them",
         )
     try:
-        meta = lifecycle.meta_of(client, index)
+        meta = ownership.meta_of(client, index)
     except NotFoundError:
         raise BadInput(f"there is no index {index}", hint=f"lawindex history {state} lists {state}'s") from None
-    problem = lifecycle.not_ours(meta, index, state, namespace)
+    problem = ownership.not_ours(meta, index, state, namespace)
     if problem is not None:
         raise NotOurs(f"lawindex will not swap {index} in: {problem}", hint=f"lawindex history {state}")
     laws = int(meta.get("laws", -1))
@@ -237,12 +239,12 @@ def check_generation(client: OpenSearch, state: str, namespace: str, index: str)
             f"{index} cannot be read whole ({error.status_code}: {error.error})", hint="load the state again"
         ) from None
     source = found.get("_source")
-    problem = lifecycle.seal_problem(source, index, state, namespace)
+    problem = sealing.seal_problem(source, index, state, namespace)
     if problem is None and counted != laws + 1:
         problem = f"{index} holds {counted - 1} laws, not the {laws} it was loaded with"
     if problem is None and changed:
         problem = f"a document of {index} was written after its load"
-    if problem is None and lifecycle.sealed_fingerprint(source) != meta.get("fingerprint"):
+    if problem is None and sealing.sealed_fingerprint(source) != meta.get("fingerprint"):
         problem = f"the statistics of {index} were sealed for another corpus than its marker names"
     if problem is None and not stored_lexicon.whole(
         source["statistics"].get("words"),
@@ -260,8 +262,8 @@ def rollback(
     namespace: str,
     to: str | None = None,
     *,
-    wait: float = lifecycle.WAIT,
-    stop: lifecycle.Stop | None = None,
+    wait: float = WAIT,
+    stop: Stop | None = None,
 ) -> Rollback:
     """Swap the state's alias back to `to` (by default the newest kept generation older than the serving
     one), under the state's lock, once `to` is checked (`check_generation`); the rollback is recorded.
@@ -274,16 +276,16 @@ def rollback(
 
     began = time.perf_counter()
     alias = alias_of(state, namespace)
-    lifecycle.ensure_locks_index(client, namespace)
-    lock = lifecycle.StateLock(client, state, namespace, wait=wait, stop=stop, ensured=True)
+    ensure_locks_index(client, namespace)
+    lock = StateLock(client, state, namespace, wait=wait, stop=stop, ensured=True)
     with lock:
         current = generations.behind(client, alias, namespace)
         for name in current:
-            problem = lifecycle.not_ours(lifecycle.meta_of(client, name), name, state, namespace)
+            problem = ownership.not_ours(ownership.meta_of(client, name), name, state, namespace)
             if problem is not None:
                 raise NotOurs(
                     f"the alias {alias} points at {name}, which lawindex will not swap out: {problem}",
-                    hint=lifecycle.foreign_hint(alias),
+                    hint=ownership.foreign_hint(alias),
                 )
         own = own_generations(client, state, namespace)
         if to is None:

@@ -25,7 +25,7 @@ from indexer.opensearch.cluster.schema import (
     VECTOR_FIELD,
     law_id,
 )
-from indexer.opensearch.trust import integrity, lifecycle
+from indexer.opensearch.trust import integrity, ownership, sealing
 from indexer.opensearch.write import mappings
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.lexicon import Lexicon
@@ -53,7 +53,7 @@ def documents(
 ) -> Iterator[dict[str, Any]]:
     """The bulk actions for a state: one document per law (with its vector, given `meaning`), then the
     statistics document, sealed for `index` (its name, state, namespace and fingerprint under a checksum:
-    lifecycle.seal), with every law document's digest in it (indexer/opensearch/trust/integrity.py), so that a law
+    sealing.seal), with every law document's digest in it (indexer/opensearch/trust/integrity.py), so that a law
     altered later is never served."""
     embedded = None if meaning is None else meaning.vectors(corpus)
     digests: list[bytes] = []
@@ -80,7 +80,7 @@ def documents(
             source[GRID_FIELD] = base64.b64encode(grid_bytes(embedded[order])).decode("ascii")
         yield {"_id": law_id(law.id), "_source": source}
     summary, blocks = stored_lexicon.stored(Lexicon.of(stats.vocabulary))
-    sealed = lifecycle.seal(
+    sealed = sealing.seal(
         {
             "kind": "statistics",
             "state": corpus.state,
@@ -146,7 +146,7 @@ def body(
         made["settings"]["index"]["number_of_replicas"] = replicas
     made["mappings"]["_meta"] = {
         "lawindex": {
-            **lifecycle.marker(namespace, state, index),
+            **ownership.marker(namespace, state, index),
             "fingerprint": fingerprint(corpus, meaning),
             "sha256": corpus.sha256,
             "source": str(corpus.path),

@@ -35,10 +35,11 @@ from indexer.opensearch.cluster.connection import (
     index_prefix,
     server_version,
 )
-from indexer.opensearch.trust import lifecycle
 from indexer.opensearch.write import generations, history, index_body
 from indexer.opensearch.write.fill import GREEN_TIMEOUT, Progress, fill, settle, wait_green
 from indexer.opensearch.write.history import KEEP
+from indexer.opensearch.write.lock import WAIT, StateLock, ensure_locks_index
+from indexer.opensearch.write.stop import Stop
 from indexer.retrieval.corpus import Corpus
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class LoadOptions:
     so that meaning asked of it is refused saying so. `force` rebuilds the state even when its index is intact.
     `chunk_size`, `max_retries` and `initial_backoff` shape the bulk fill (indexer.opensearch.write.fill); `wait` is
     how long the state's lock is waited for, and `locks_ensured` says the locks' index was made already
-    (lifecycle.StateLock). `keep`: the generations kept after a swap, the serving one among
+    (StateLock). `keep`: the generations kept after a swap, the serving one among
     them (indexer.opensearch.write.history)."""
 
     namespace: str = DEFAULT_NAMESPACE
@@ -68,7 +69,7 @@ class LoadOptions:
     chunk_size: int = 1000
     max_retries: int = 8
     initial_backoff: float = 0.5
-    wait: float = lifecycle.WAIT
+    wait: float = WAIT
     locks_ensured: bool = False
     replicas: int | None = None
     green_timeout: float | None = None
@@ -102,7 +103,7 @@ def load_state(
     options: LoadOptions = LoadOptions(),
     *,
     progress: Progress | None = None,
-    stop: lifecycle.Stop | None = None,
+    stop: Stop | None = None,
     failures: dict[str, dict[str, Any]] | None = None,
 ) -> StateLoad:
     """Load one state, holding its lock; on any failure its half-built index is removed and the alias is
@@ -116,7 +117,7 @@ def load_state(
     namespace, meaning = options.namespace, options.meaning
     ranked_laws, process = index_body.counts(corpus.laws)
 
-    def done(outcome: str, index: str | None, lock: lifecycle.StateLock | None = None) -> StateLoad:
+    def done(outcome: str, index: str | None, lock: StateLock | None = None) -> StateLoad:
         return StateLoad(
             corpus.state,
             len(corpus.laws),
@@ -132,8 +133,8 @@ def load_state(
     # Read first, without the lock: an index that is whole and built from this very corpus, with nothing
     # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
     # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
-    stop = stop or lifecycle.Stop()
-    lock = lifecycle.StateLock(
+    stop = stop or Stop()
+    lock = StateLock(
         client, corpus.state, namespace, wait=options.wait, stop=stop, ensured=options.locks_ensured
     )
     made: list[str] = []  # the index this load creates, once it does
@@ -182,7 +183,7 @@ def _recorded(client: OpenSearch, state: str, namespace: str, event: dict[str, A
 
 
 def _after_failure(
-    client: OpenSearch, corpus: Corpus, namespace: str, lock: lifecycle.StateLock, made: list[str]
+    client: OpenSearch, corpus: Corpus, namespace: str, lock: StateLock, made: list[str]
 ) -> dict[str, Any]:
     """Whether a failed state's alias points at one of this load's indices (swapped), and its lock's end."""
     try:
@@ -197,8 +198,8 @@ def _build(
     client: OpenSearch,
     corpus: Corpus,
     current: list[str],
-    lock: lifecycle.StateLock,
-    stop: lifecycle.Stop,
+    lock: StateLock,
+    stop: Stop,
     made: list[str],
     options: LoadOptions,
     *,
@@ -276,8 +277,8 @@ def load(
     dry_run: bool = False,
     progress: Progress | None = None,
     workers: int = WORKERS,
-    wait: float = lifecycle.WAIT,
-    stop: lifecycle.Stop | None = None,
+    wait: float = WAIT,
+    stop: Stop | None = None,
     replicas: int | None = None,
     green_timeout: float | None = None,
     plugin: bool | None = None,
@@ -290,7 +291,7 @@ def load(
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
     first failure no further state is started, the ones under way finish, and that failure is raised.
 
-    A `stop` (lifecycle.stopping_on_signals) starts no further state and stops the ones under way between
+    A `stop` (stopping_on_signals) starts no further state and stops the ones under way between
     bulk chunks, removing what they built; then LoadInterrupted names the states loaded and not.
 
     `plugin`: build every index for the lawindex plugin (True; refused where a node lacks it) or for
@@ -300,7 +301,7 @@ def load(
     refused, saying so), or by default where the cluster can. `store` keeps the vectors by their text's digest
     (indexer.retrieval.vector_store), so that a law whose text did not change is not embedded again."""
     client = connection.client()
-    stop = stop or lifecycle.Stop()
+    stop = stop or Stop()
     failures: dict[str, dict[str, Any]] = {}
     finished: list[StateLoad] = []
     with errors_translated(connection):
@@ -389,7 +390,7 @@ def _loading(
     client: OpenSearch,
     corpora: Sequence[Corpus],
     one: Callable[[Corpus], StateLoad],
-    stop: lifecycle.Stop,
+    stop: Stop,
     dry_run: bool,
     workers: int,
     finished: list[StateLoad],
@@ -397,7 +398,7 @@ def _loading(
     with errors_translated(connection):
         client.info()
         if not dry_run:
-            lifecycle.ensure_locks_index(client, connection.namespace)
+            ensure_locks_index(client, connection.namespace)
         if workers <= 1 or len(corpora) <= 1:
             for corpus in corpora:
                 try:
@@ -417,7 +418,7 @@ def _loading(
             return [future.result() for future in futures]
 
 
-def _interrupted(corpora: Sequence[Corpus], finished: Sequence[StateLoad], stop: lifecycle.Stop) -> LoadInterrupted:
+def _interrupted(corpora: Sequence[Corpus], finished: Sequence[StateLoad], stop: Stop) -> LoadInterrupted:
     """The one line a stopped load ends with: what was loaded and what was not."""
     loaded = [result.state for result in finished]
     missing = [corpus.state for corpus in corpora if corpus.state not in loaded]

@@ -1,167 +1,32 @@
-"""What keeps lawindex from harming what it shares a cluster with: ownership, one writer per state, sealed
-statistics, and a load that stops cleanly on a signal.
-
-- **Ownership.** Every index lawindex makes says so in its mapping's `_meta.lawindex`: the marker
-  `owner: lawindex`, its namespace, its state, its own name and the schema. lawindex deletes, swaps out
-  and serves only an index whose marker names the state and namespace at hand (`not_ours`). A copy of
-  one of its indices (a reindex, a clone) names another index than its own, and is not lawindex's either.
-- **One writer per state.** A load holds the state's lock (`StateLock`), a document in the namespace's
-  own lock index (`lawindex-locks`) created with `op_type=create`, so exactly one of two loaders gets it,
-  on one machine or on several. The holder renews a lease while it loads; a lease that ran out is taken
-  over with `if_seq_no`/`if_primary_term`, so of two takers only one wins; the holder confirms it still
-  holds the lock right before its swap, and a release deletes the document only if it is still its own.
-- **Sealed statistics.** The statistics document carries a SHA-256 of its own canonical JSON, and names
-  the index, state and namespace it was written for (`seal`, `seal_problem`): what `ask` reads is what
-  `load` wrote for that very index, or it is refused.
-- **Signals.** `stopping_on_signals` turns SIGINT and SIGTERM into a `Stop` that a load checks between
-  bulk chunks and before each state and each swap; nothing is raised inside a request or a clean-up, so a
-  second signal cannot cut one short.
-
-Long: the four guarantees above share the index names and the marker; each is a section of its own.
-"""
+"""One writer per state: a load holds the state's lock (`StateLock`), a document in the namespace's own
+lock index (`lawindex-locks`) created with `op_type=create`, so exactly one of two loaders gets it, on one
+machine or on several. The holder renews a lease while it loads; a lease that ran out is taken over with
+`if_seq_no`/`if_primary_term`, so of two takers only one wins; the holder confirms it still holds the lock
+right before its swap, and a release deletes the document only if it is still its own."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
-import re
 import secrets
-import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from indexer.errors import LoadBusy, LoadFailed, LoadInterrupted
-from indexer.opensearch.cluster.connection import index_prefix, namespace_of
-from indexer.opensearch.cluster.schema import SCHEMA
+from indexer.errors import LoadBusy, LoadFailed
+from indexer.opensearch.cluster.connection import namespace_of
+from indexer.opensearch.trust.ownership import OWNER
+from indexer.opensearch.write.stop import Stop
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-OWNER = "lawindex"
 T = TypeVar("T")
 
-# --- ownership --------------------------------------------------------------------------------------
-
-
-def marker(namespace: str, state: str, index: str) -> dict[str, Any]:
-    """What an index lawindex makes says of itself in `_meta.lawindex` (with the load's own fields)."""
-    return {"owner": OWNER, "namespace": namespace, "state": state, "index": index, "schema": SCHEMA}
-
-
-# A generation's name is its time to the microsecond: `%Y%m%d%H%M%S%f`, 20 digits (index_body.new_generation).
-GENERATION_DIGITS = 20
-
-
-def generation_pattern(state: str, namespace: str) -> re.Pattern[str]:
-    """The names a load gives a state's indices: `lawindex-tx-<20 digits>`."""
-    return re.compile(re.escape(index_prefix(state, namespace)) + rf"\d{{{GENERATION_DIGITS}}}")
-
-
-def not_ours(meta: Mapping[str, Any] | None, index: str, state: str, namespace: str) -> str | None:
-    """Why `index` (whose `_meta.lawindex` is `meta`) is not lawindex's index of `state` in `namespace`;
-    None when it is."""
-    if not meta:
-        return f"{index} carries no lawindex marker: lawindex did not make it"
-    if "owner" not in meta:
-        # An index of the first schema, before the marker: lawindex's by its name and its state.
-        if meta.get("state") == state and generation_pattern(state, namespace).fullmatch(index):
-            return None
-        return f"{index} carries no lawindex marker: lawindex did not make it"
-    if meta.get("owner") != OWNER:
-        return f"{index} is marked as {meta.get('owner')!r}'s, not lawindex's"
-    if meta.get("namespace") != namespace:
-        return f"{index} belongs to the lawindex namespace {meta.get('namespace')!r}, not {namespace!r}"
-    if meta.get("state") != state:
-        return f"{index} holds {meta.get('state')}'s laws, not {state}'s"
-    if meta.get("index") != index:
-        return f"{index} is a copy of {meta.get('index')}, not an index lawindex made"
-    return None
-
-
-# A read of the cluster state answered by the node asked, not the cluster manager: what the serving path
-# reads (an index's `_meta`, an alias's indices) must not wait on a manager that went silent, which held
-# every new engine's first question until the cluster elected another (30 s and more).
-LOCAL = {"local": "true"}
-
-
-def meta_of(client: OpenSearch, index: str) -> dict[str, Any]:
-    """The `_meta.lawindex` of an index's mapping ({} when it has none); readable on a closed index too.
-    `LOCAL`: `_meta` is written when the index is created and never changed."""
-    body = client.indices.get_mapping(index=index, params=LOCAL)
-    mapping = body.get(index, {}).get("mappings", {})
-    found = mapping.get("_meta", {}).get("lawindex", {})
-    return found if isinstance(found, dict) else {}
-
-
-def foreign_hint(alias: str) -> str:
-    """How to fix an alias of lawindex's name that points at what lawindex did not make."""
-    return (
-        f"lawindex serves, replaces and deletes only its own index of the state; remove the alias {alias} from "
-        "that index (POST _aliases with a remove action), or give lawindex another LAWINDEX_NAMESPACE"
-    )
-
-
-# --- sealed statistics ------------------------------------------------------------------------------
-
-
-def _canonical(document: Mapping[str, Any]) -> bytes:
-    """The document as one canonical JSON text, without its checksum: keys sorted, no spaces, floats as
-    Python's shortest repr (what comes back from OpenSearch parses to the same doubles)."""
-    sealed = document.get("seal")
-    body = (
-        {**document, "seal": {k: v for k, v in sealed.items() if k != "checksum"}}
-        if isinstance(sealed, dict)
-        else document
-    )
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-
-
-def seal(document: dict[str, Any], *, namespace: str, index: str, fingerprint: str) -> dict[str, Any]:
-    """`document` with its seal: whose it is (owner, namespace, the index it was written into, the corpus
-    fingerprint) and the SHA-256 of the whole document's canonical JSON."""
-    sealed = {**document, "seal": {"owner": OWNER, "namespace": namespace, "index": index, "fingerprint": fingerprint}}
-    sealed["seal"]["checksum"] = hashlib.sha256(_canonical(sealed)).hexdigest()
-    return sealed
-
-
-def seal_problem(document: Any, index: str, state: str, namespace: str) -> str | None:
-    """What is wrong with a statistics document read from `index` for `state`: altered, malformed, made for
-    another index, state or namespace; None when it is whole and this index's own."""
-    if not isinstance(document, dict) or not isinstance(document.get("statistics"), dict):
-        return f"the statistics of {index} are malformed"
-    sealed = document.get("seal")
-    if not isinstance(sealed, dict) or "checksum" not in sealed:
-        return f"the statistics of {index} carry no checksum (written before lawindex sealed them, or altered)"
-    try:
-        whole = hashlib.sha256(_canonical(document)).hexdigest() == sealed["checksum"]
-    except (TypeError, ValueError):
-        whole = False
-    if not whole:
-        return f"the statistics of {index} were altered: their checksum does not match"
-    if sealed.get("owner") != OWNER or sealed.get("namespace") != namespace:
-        return f"the statistics in {index} were written for the namespace {sealed.get('namespace')!r}"
-    if document.get("state") != state:
-        return f"the statistics in {index} are {document.get('state')}'s, not {state}'s"
-    if sealed.get("index") != index:
-        return f"the statistics in {index} belong to another index, {sealed.get('index')}"
-    return None
-
-
-def sealed_fingerprint(document: Mapping[str, Any]) -> str | None:
-    """The corpus fingerprint a statistics document was sealed with."""
-    sealed = document.get("seal")
-    return str(sealed.get("fingerprint")) if isinstance(sealed, dict) else None
-
-
-# --- one writer per state ---------------------------------------------------------------------------
 
 # A holder renews its lease every LEASE / 3 seconds; a lease not renewed for LEASE seconds is stale and
 # may be taken over. Long enough that a busy cluster or a garbage-collecting loader keeps its lock; short
@@ -205,59 +70,6 @@ def _alive(pid: int) -> bool:
 # left by a load of this process that could not release it (the cluster went away), and is free.
 _HELD: set[str] = set()
 _HELD_GUARD = threading.Lock()
-
-
-class Stop:
-    """A request to stop, set once by a signal (or a caller), checked by a load between its steps."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self.signal_number: int | None = None
-
-    def set(self, signal_number: int = signal.SIGINT) -> None:
-        if self.signal_number is None:
-            self.signal_number = signal_number
-        self._event.set()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    def wait(self, seconds: float) -> bool:
-        return self._event.wait(seconds)
-
-    @property
-    def name(self) -> str:
-        return signal.Signals(self.signal_number or signal.SIGINT).name
-
-    def check(self, state: str) -> None:
-        """Raise LoadInterrupted when a stop was asked for."""
-        if self.is_set():
-            raise LoadInterrupted(f"{state}: stopped by {self.name}", self.signal_number or signal.SIGINT)
-
-
-@contextlib.contextmanager
-def stopping_on_signals() -> Iterator[Stop]:
-    """A Stop that SIGINT and SIGTERM set, instead of raising KeyboardInterrupt or ending the process;
-    the handlers before are restored afterwards unless a signal came (then further signals are only noted
-    until the process ends). Outside the main thread it only yields the Stop."""
-    stop = Stop()
-
-    def handle(signal_number: int, _frame: FrameType | None) -> None:
-        stop.set(signal_number)
-
-    if threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
-    before = {number: signal.signal(number, handle) for number in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield stop
-    finally:
-        # Once stopped, the process is on its way out: a further Ctrl-C must not land on Python's default
-        # handler (a KeyboardInterrupt traceback), nor, once the interpreter has reset its handlers while
-        # it ends, on the system's (killed by SIGINT: exit -2 instead of 130). Ignored, which the
-        # interpreter's shutdown leaves alone.
-        for number, handler in before.items():
-            signal.signal(number, signal.SIG_IGN if stop.is_set() else handler)
 
 
 def ensure_locks_index(client: OpenSearch, namespace: str) -> None:
