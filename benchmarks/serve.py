@@ -198,11 +198,11 @@ def compare(
 
 def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]], count: int) -> None:
     """The engine's window search, in process: by opensearch-py's sync client in a thread pool (the service
-    before), by the light path (`connection.FastSearch`) in a thread pool (the service now), and by
+    before), by the light path (`fast_search.FastSearch`) in a thread pool (the service now), and by
     AsyncOpenSearch awaited on the loop."""
     from opensearchpy import AsyncOpenSearch
 
-    from indexer.opensearch.cluster.connection import FastSearch
+    from indexer.opensearch.cluster.fast_search import FastSearch
 
     sync_client = connection.client()
     light = FastSearch(connection, sync_client)

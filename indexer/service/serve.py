@@ -4,7 +4,7 @@ An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.service.eng
 engine per worker process, shared by every request, so each concrete index's statistics are fetched once
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
 synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the
-CLI and its tests use, and with its window search on the light path (`opensearch.cluster.connection.FastSearch`) the
+CLI and its tests use, and with its window search on the light path (`opensearch.cluster.fast_search`) the
 sync engine in a pool is the fastest transport measured (benchmarks/serve.py; its figures in
 benchmarks/RESULTS.md). An async engine would also be a second copy of the exact ranking to keep equal to the first.
 

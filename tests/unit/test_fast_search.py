@@ -1,4 +1,4 @@
-"""indexer.opensearch.cluster.connection.FastSearch: a plain 200 is read on the light path; anything else is
+"""indexer.opensearch.cluster.fast_search.FastSearch: a plain 200 is read on the light path; anything else is
 opensearch-py's to answer."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from indexer.opensearch.cluster.connection import Connection, FastSearch
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.fast_search import FastSearch
 
 BODY = b'{"hits": {"hits": [{"_id": "law:TX-S01", "_score": 1.5}]}}'
 PLAIN = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(BODY), BODY)

@@ -33,7 +33,8 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, NotFound
 from indexer.opensearch.cluster import plugin_path, stored_lexicon
-from indexer.opensearch.cluster.connection import Connection, FastSearch, alias_of, errors_translated, server_version
+from indexer.opensearch.cluster.connection import Connection, alias_of, errors_translated, server_version
+from indexer.opensearch.cluster.fast_search import FastSearch
 from indexer.opensearch.cluster.schema import (
     FETCHED,
     LAW_FIELDS,
