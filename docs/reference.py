@@ -71,7 +71,7 @@ def endpoints() -> str:
     """The service's endpoints from its OpenAPI schema (`create_app().openapi()`): method, path, summary,
     parameters, the body it takes, and every status it can answer with its schema."""
     from indexer.opensearch.cluster.connection import Connection
-    from indexer.service.serve import create_app
+    from indexer.service.routes import create_app
 
     schema = create_app(Connection()).openapi()
 

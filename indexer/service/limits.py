@@ -77,7 +77,7 @@ class Limits:
 
     # A normal client sends its headers in one packet; 10 s is a phone on a bad line, many times over.
     header_timeout: float = 10.0
-    # A batch body is at most 1 MiB (serve.MAX_BODY_BYTES): in 30 s that is 35 KB/s at least.
+    # A batch body is at most 1 MiB (body_limit.MAX_BODY_BYTES): in 30 s that is 35 KB/s at least.
     body_timeout: float = 30.0
     # An open connection costs a descriptor and some kilobytes (benchmarks/slowloris.py measures it).
     # None: 4,096, or fewer where the process's open-file limit holds fewer (`open_files_for`).
@@ -365,7 +365,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 class InFlight:
     """ASGI: at most `limit` HTTP requests under way in this process; past it, 503 with Retry-After.
 
-    A request counts only once its body is in (serve.BodyLimit reads it, within its bound, outside this
+    A request counts only once its body is in (body_limit.BodyLimit reads it, within its bound, outside this
     one): a body still arriving is the body timeout's to end, not work. When bodies being read counted,
     300 POSTs whose bodies never finished held 256 places each until the 30 s body timeout, and every normal
     request of the next 15 s was answered 503 (15 of 15; 1,500 of them: 31 of 35 over 35 s)."""

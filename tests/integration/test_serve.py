@@ -105,7 +105,7 @@ def test_ask_returns_the_bytes_ask_json_prints(
 
 
 def test_the_plain_path_and_the_documented_route_answer_alike(service: Service) -> None:
-    """A plain ask (`q`, `limit`, `explain=true|false`) is answered by serve.FastAsk; any other spelling by
+    """A plain ask (`q`, `limit`, `explain=true|false`) is answered by fast_ask.FastAsk; any other spelling by
     the FastAPI route. Both must give the same bytes and the same refusals."""
     for state, question in (("TX", QUESTIONS[0]), ("AL", QUESTIONS[1]), ("ZZ", "x"), ("WY", "x"), ("TX", "a" * 2001)):
         for plain, routed in (

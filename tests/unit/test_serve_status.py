@@ -15,7 +15,7 @@ from indexer.errors import (
     TimedOut,
     Unreachable,
 )
-from indexer.service.serve import status_of
+from indexer.service.responses import status_of
 
 
 def raised_from(error: LawindexError, cause: Exception) -> LawindexError:
