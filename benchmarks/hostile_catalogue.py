@@ -1,7 +1,7 @@
 """The hostile catalogue of tests/integration/test_hostile_catalogue.py, counted instead of asserted, on both
 paths of one node (an index built for the lawindex plugin, and one without it): answers equal to the reference
 engine's, answers given on the index's own path, the family whole, the requests sent (how many, the largest,
-how many over limits.PAGE laws) and the circuit breakers tripped meanwhile.
+how many over search_limits.PAGE laws) and the circuit breakers tripped meanwhile.
 
     python benchmarks/hostile_catalogue.py --url URL
 
@@ -15,7 +15,7 @@ import argparse
 import logging
 import os
 
-from indexer.opensearch.read import limits
+from indexer.opensearch.read import search_limits
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from tests.integration.support import fresh_connection
@@ -42,11 +42,11 @@ def count(url: str, plugin: bool) -> str:
                 own_path += got.window is not None and got.window.plugin == plugin
         family = [law.id for law in engine.family(STATE, "permit")]
         whole = family == [law.id for law in CORPUS.laws if law.family == "permit"] and len(family) == FAMILY
-        over = sum(size > limits.PAGE for size in engine.sizes)
+        over = sum(size > search_limits.PAGE for size in engine.sizes)
         return (
             f"{'plugin' if plugin else 'window'}: exact {exact}/{len(QUESTIONS)}, on its own path "
             f"{own_path}/{reaching}, family of {FAMILY} whole: {whole}, requests {len(engine.sizes)}, largest "
-            f"{max(engine.sizes)} laws, over {limits.PAGE}: {over}, breakers tripped {tripped(url) - before}"
+            f"{max(engine.sizes)} laws, over {search_limits.PAGE}: {over}, breakers tripped {tripped(url) - before}"
         )
 
 

@@ -85,7 +85,7 @@ def serve(
         signal.signal(sig, _stopped)
     with reporting():
         from indexer.service.access_log import Observing
-        from indexer.service.limits import Limits, open_files_for
+        from indexer.service.client_limits import Limits, open_files_for
         from indexer.service.serve import check_address
         from indexer.service.serve import serve as run
 

@@ -65,7 +65,7 @@ def outside_bound(dfs: Sequence[int], size: int, doc_count: int, legacy: bool, l
 
 def grouped_bound(incomplete: Iterable[tuple[Sequence[int], float]], size: int, doc_count: int, legacy: bool) -> float:
     """The most a law outside every window can score by the spec, when a question's terms were asked in
-    groups (OpenSearch's clause limit, indexer.opensearch.read.limits): `incomplete` holds, per window that
+    groups (OpenSearch's clause limit, indexer.opensearch.read.search_limits): `incomplete` holds, per window that
     was full, its terms' dfs and its lowest OpenSearch score. A complete window (fewer laws than asked
     for) is left out: no law outside it has a word of its group.
 

@@ -14,7 +14,7 @@ text):
      "opensearch_seconds": 0.0012, "embedder_seconds": 0.0, "path": "window", "windows": [16]}
 
 A batch has a list of paths and of windows, one per answer. A connection refused before its request was
-whole (408, 431, the connection bound's 503: indexer.service.limits) is a line too, with its `refused`
+whole (408, 431, the connection bound's 503: indexer.service.client_limits) is a line too, with its `refused`
 reason. Each line is one `write` to file descriptor 2: whole lines from several workers on one pipe.
 """
 
@@ -61,7 +61,7 @@ class Observing:
 
 def observed(app: App, observing: Observing, client: Any, namespace: str, in_flight: Any = None) -> App:
     """`app` with its requests counted and logged as `observing` asks (the app itself when nothing is)."""
-    from indexer.service import limits
+    from indexer.service import client_limits
     from indexer.service.metrics import install
 
     measured = install(client, namespace, observing.metrics)
@@ -76,7 +76,7 @@ def observed(app: App, observing: Observing, client: Any, namespace: str, in_fli
         if log is not None:
             log.refused(status, reason)
 
-    limits.REFUSED = refused
+    client_limits.REFUSED = refused
     return Observed(app, measured, log, in_flight)
 
 
@@ -123,7 +123,7 @@ class AccessLog:
 
 
 def refusal_reason(response: bytes) -> tuple[int, str]:
-    """(status, reason) of a refusal the connection layer wrote (indexer.service.limits._response)."""
+    """(status, reason) of a refusal the connection layer wrote (indexer.service.client_limits._response)."""
     status = int(response[9:12])
     if status == 408:
         return status, "header_timeout" if b"headers did not arrive" in response else "body_timeout"
@@ -134,7 +134,7 @@ def refusal_reason(response: bytes) -> tuple[int, str]:
 
 class Observed:
     """ASGI: the request id, the metrics and the log of every request (module docstring). `in_flight` is the
-    wrapped bound (indexer.service.limits.InFlight), whose refusals are told apart from OpenSearch's 503."""
+    wrapped bound (indexer.service.client_limits.InFlight), whose refusals are told apart from OpenSearch's 503."""
 
     def __init__(self, app: App, metrics: Metrics | None, log: AccessLog | None, in_flight: Any = None) -> None:
         self.app = app

@@ -11,7 +11,7 @@ one worker's share. The series (docs/operations.md shows each):
 - `lawindex_embedder_seconds`: each embedding of a question (by meaning or hybrid);
 - `lawindex_in_flight`: requests under way, all workers together;
 - `lawindex_refusals_total{status, reason}`: 408, 429, 431 and 503, whether the connection layer
-  (indexer.service.limits) or the app gave it;
+  (indexer.service.client_limits) or the app gave it;
 - `lawindex_answers_total{state, way, path}`: each answer by the path that ranked it: `plugin` (the lawindex
   query), `window` (the first window, proven), `widened` (a wider one), `reference` (every row ranked in
   process: by meaning and hybrid);

@@ -29,8 +29,8 @@ from indexer.errors import BadInput
 from indexer.opensearch.cluster.connection import Connection
 from indexer.service.access_log import Observing, observed
 from indexer.service.body_limit import BodyLimit
+from indexer.service.client_limits import PROTOCOL, InFlight, Limits, configure, open_files_for
 from indexer.service.fast_ask import FastAsk
-from indexer.service.limits import PROTOCOL, InFlight, Limits, configure, open_files_for
 from indexer.service.metrics import MULTIPROCESS
 from indexer.service.routes import create_app
 
@@ -57,7 +57,7 @@ def app_from_environment() -> Any:
 def _service(connection: Connection, limits: Limits, observing: Observing | None = None) -> Any:
     """The whole ASGI app of a worker: its metrics and access log (indexer.service.access_log), the body read
     (within its limit) before the request counts against the bound on requests in flight
-    (indexer.service.limits.InFlight), then the fast ask path."""
+    (indexer.service.client_limits.InFlight), then the fast ask path."""
     app = create_app(connection)
     in_flight = InFlight(FastAsk(app), limits.max_in_flight)
     return observed(
@@ -103,7 +103,7 @@ def serve(
     observing: Observing | None = None,
 ) -> None:
     """Run the service until SIGTERM or SIGINT, which stop new connections and let requests in flight finish.
-    `limits`: how long a request may take to arrive, how many connections and requests (indexer.service.limits)."""
+    `limits`: how long a request may take to arrive, how many connections and requests (client_limits)."""
     import uvicorn
 
     check_address(host, port)

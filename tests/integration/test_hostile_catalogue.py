@@ -7,7 +7,7 @@ top 8 is decided by corpus order among them), a vocabulary past 1,024 words (que
 passes the clause limit), a family of 1,200 page rows, and questions spelt as no learner would (long runs
 of known words, periodic tokens, Unicode that lowercases oddly). Every answer is held to the reference
 engine's (ids and scores); every search request lawindex sends is watched, and none asks for more than a
-page of laws (limits.PAGE): 3,000 ties once made the window path ask for 4,096 laws in one request, and
+page of laws (search_limits.PAGE): 3,000 ties once made the window path ask for 4,096 laws in one request, and
 12,000 for 16,384, which is what a 512 MB node's parent breaker refuses.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read import limits
+from indexer.opensearch.read import search_limits
 from indexer.opensearch.read.query import OpenSearchEngine
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
@@ -142,5 +142,5 @@ def test_the_catalogue_is_answered_exactly_within_a_page_and_no_breaker_trips(
     family = engine.family(STATE, "permit")
     assert [law.id for law in family] == [law.id for law in CORPUS.laws if law.family == "permit"]
     assert len(family) == FAMILY
-    assert max(engine.sizes) <= limits.PAGE, sorted(engine.sizes)[-5:]
+    assert max(engine.sizes) <= search_limits.PAGE, sorted(engine.sizes)[-5:]
     assert tripped(opensearch_url) == before

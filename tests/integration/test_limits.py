@@ -1,4 +1,4 @@
-"""OpenSearch's own limits never cut an answer the reference gives (indexer/opensearch/read/limits.py).
+"""OpenSearch's own limits never cut an answer the reference gives (indexer/opensearch/read/search_limits.py).
 
 Each limit is set small on the test node or index, so that the case is cheap and certain to be met:
 `indices.query.bool.max_clause_count` to 8 (a dynamic cluster setting, put back after the module; a node

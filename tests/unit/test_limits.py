@@ -1,4 +1,4 @@
-"""indexer.opensearch.read.limits without a cluster: which refusal names which limit (the bodies as OpenSearch
+"""indexer.opensearch.read.search_limits without a cluster: which refusal names which limit (the bodies as OpenSearch
 sends them), how many clauses to send after one, and how terms are cut into groups. Reading past the
 limits against a real node is tests/integration/test_limits.py."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from opensearchpy import TransportError
 
-from indexer.opensearch.read.limits import Candidates, TooManyClauses, WindowTooLarge, groups, limit_refused
+from indexer.opensearch.read.search_limits import Candidates, TooManyClauses, WindowTooLarge, groups, limit_refused
 
 # The bodies OpenSearch answers with (3.x and 2.19), trimmed to what carries the reason.
 NESTED = "Query contains too many nested clauses; maxClauseCount is set to 8"

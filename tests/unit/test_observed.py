@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from indexer.retrieval.answers import Answer, Window
-from indexer.service import limits
+from indexer.service import client_limits
 from indexer.service.access_log import AccessLog, Observed, refusal_reason
 from indexer.service.metrics import Metrics, Record, path_of, route_of
 
@@ -45,10 +45,10 @@ def test_the_path_of_an_answer() -> None:
 
 
 def test_refusals_are_read_from_the_responses_the_connection_layer_writes() -> None:
-    header = limits._response(408, "Request Timeout", "the request's headers did not arrive within 10 s", "")
-    body = limits._response(408, "Request Timeout", "the request's body did not arrive within 30 s", "")
-    large = limits._response(431, "Request Header Fields Too Large", "the request's headers are over 65,536", "")
-    full = limits._response(503, "Service Unavailable", "lawindex serve holds 4,096 connections", "", 1)
+    header = client_limits._response(408, "Request Timeout", "the request's headers did not arrive within 10 s", "")
+    body = client_limits._response(408, "Request Timeout", "the request's body did not arrive within 30 s", "")
+    large = client_limits._response(431, "Request Header Fields Too Large", "the request's headers are over 65,536", "")
+    full = client_limits._response(503, "Service Unavailable", "lawindex serve holds 4,096 connections", "", 1)
     assert refusal_reason(header) == (408, "header_timeout")
     assert refusal_reason(body) == (408, "body_timeout")
     assert refusal_reason(large) == (431, "headers_too_large")

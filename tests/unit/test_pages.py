@@ -1,5 +1,5 @@
-"""No request asks for more than limits.PAGE laws (issue 26): `limits.best` reads a wide window in pages, and
-`limits.pages` pages on with `search_after` until a page is not full. The search here answers from a list
+"""No request asks for more than search_limits.PAGE laws: `search_limits.best` reads a wide window in pages, and
+`search_limits.pages` pages on with `search_after` until a page is not full. The search here answers from a list
 in the order OpenSearch sorts by (score descending, then corpus order), as a node does."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.opensearch.read import limits
+from indexer.opensearch.read import search_limits
 from indexer.opensearch.read.query import _plugin_proven, _Scored
 
 ROWS = [{"_id": str(n), "_score": float(5000 - n // 7), "order": n} for n in range(5000)]
@@ -31,26 +31,26 @@ class Node:
 
 def test_a_window_past_a_page_is_read_in_pages_and_is_the_same_prefix() -> None:
     node = Node()
-    got = limits.best(node, {"match_all": {}}, 4096, None)
+    got = search_limits.best(node, {"match_all": {}}, 4096, None)
     assert [row["_id"] for row in got] == [row["_id"] for row in ROWS[:4096]]
-    assert max(node.sizes) == limits.PAGE and len(node.sizes) == 5
+    assert max(node.sizes) == search_limits.PAGE and len(node.sizes) == 5
 
 
 def test_a_learnt_result_window_smaller_than_a_page_bounds_the_pages() -> None:
     node = Node()
-    assert len(limits.best(node, {"match_all": {}}, 100, 20)) == 100
+    assert len(search_limits.best(node, {"match_all": {}}, 100, 20)) == 100
     assert node.sizes == [20] * 5
 
 
 def test_a_window_within_a_page_is_one_request() -> None:
     node = Node()
-    assert len(limits.best(node, {"match_all": {}}, 1000, None)) == 1000
+    assert len(search_limits.best(node, {"match_all": {}}, 1000, None)) == 1000
     assert node.sizes == [1000]
 
 
 def test_pages_end_with_the_first_page_that_is_not_full() -> None:
     node = Node()
-    pages = list(limits.pages(node, {"match_all": {}}, 256))
+    pages = list(search_limits.pages(node, {"match_all": {}}, 256))
     assert sum(len(page) for page in pages) == len(ROWS)
     assert [len(page) for page in pages[:-1]] == [256] * (len(pages) - 1) and len(pages[-1]) < 256
     assert max(node.sizes) == 256

@@ -1,4 +1,4 @@
-"""indexer/service/limits.py without a server: the CLI's defaults are Limits' own, the open-file check, and
+"""indexer/service/client_limits.py without a server: the CLI's defaults are Limits' own, the open-file check, and
 the batch's lone surrogates (tests/integration/test_serve_limits.py holds the limits on a running service)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from indexer.cli.serve import serve
 from indexer.errors import BadInput
-from indexer.service.limits import RESERVED_FILES, Limits, open_files_for
+from indexer.service.client_limits import RESERVED_FILES, Limits, open_files_for
 from indexer.service.output import BatchIn
 
 

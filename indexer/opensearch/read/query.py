@@ -11,7 +11,7 @@ float32; 2.x multiplies by (k1+1) and 3.x does not; and Lucene's N and average l
 ranked law whose words are all stopwords, which the spec counts. So OpenSearch ranks the right laws
 near the top but not always in the spec's order. Why the window is enough: indexer/retrieval/bound.py,
 also for a question whose terms pass OpenSearch's clause limit and are asked in groups (the
-limits themselves, and the pages a window wider than the result window is read in: indexer/opensearch/read/limits.py).
+limits themselves, and the pages a window wider than the result window is read in: read/search_limits.py).
 
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
@@ -44,8 +44,8 @@ from indexer.opensearch.cluster.schema import (
     law_id,
     terms_query,
 )
-from indexer.opensearch.read import limits
-from indexer.opensearch.read.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
+from indexer.opensearch.read import search_limits
+from indexer.opensearch.read.search_limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.read.statistics import IndexStatistics, Moved, StatisticsCache, no_index
 from indexer.opensearch.trust import integrity, ownership
 from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
@@ -79,7 +79,7 @@ class OpenSearchEngine:
         self.statistics_cache = StatisticsCache(connection, lambda: self.client)
         self._legacy: bool | None = None
         self._lock = threading.Lock()
-        # OpenSearch's limits as its refusals told them (indexer.opensearch.read.limits): the most term clauses a
+        # OpenSearch's limits as its refusals told them (indexer.opensearch.read.search_limits): the most term clauses a
         # request may carry (cluster-wide), and each concrete index's result window.
         self._clauses: int | None = None
         self._result_window: dict[str, int] = {}
@@ -226,7 +226,7 @@ class OpenSearchEngine:
 
         limit + 1 laws first: the law just past the last returned one proves the boundary. Only laws tied
         with the limit-th (a duplicate law, or one differing past float32's precision) need more: they are
-        read on in pages of PLUGIN_PAGE by `_score` then corpus order (`limits.pages`), until a page ends
+        read on in pages of PLUGIN_PAGE by `_score` then corpus order (`search_limits.pages`), until a page ends
         below the tie or the matches end, never all at once. (12,000 exact ties were handed to the window
         path, which asked for 16,384 laws in one request.)"""
         terms = self._expand(state, asked, stats)
@@ -237,9 +237,9 @@ class OpenSearchEngine:
         def batches() -> Iterator[tuple[list[dict[str, Any]], int, bool]]:
             """Each answer of the plugin's query, how many laws it asked for, and whether it is the first of
             a reading (the pages start again from the best law: the first request had the collector's order)."""
-            if limit + 1 <= limits.PAGE:
+            if limit + 1 <= search_limits.PAGE:
                 yield self._search(state, query, len(terms)), limit + 1, True
-            tied = limits.pages(lambda body: self._search(state, body, len(terms)), query["query"], PLUGIN_PAGE)
+            tied = search_limits.pages(lambda body: self._search(state, body, len(terms)), query["query"], PLUGIN_PAGE)
             for number, page in enumerate(tied):
                 yield page, PLUGIN_PAGE, number == 0
 
@@ -280,7 +280,7 @@ class OpenSearchEngine:
         than `size`. A refusal by either limit is learnt from and the windows asked again."""
         while True:
             try:
-                return [self._window(state, index, group, size) for group in limits.groups(terms, self._clauses)]
+                return [self._window(state, index, group, size) for group in search_limits.groups(terms, self._clauses)]
             except TooManyClauses as refused:
                 if refused.sent <= 1:
                     raise ClusterRefused("OpenSearch refused a query of one term (its clause limit)") from None
@@ -302,7 +302,7 @@ class OpenSearchEngine:
         """The best `size` hits of the search `body` (`clauses` term clauses) of the state's alias, `index`
         behind it: read in pages where the index's result window, as learnt, is smaller than `size`; with
         `source`, only those fields of each hit's source."""
-        return limits.best(
+        return search_limits.best(
             lambda request: self._search(state, request if source is None else {**request, "_source": source}, clauses),
             body,
             size,
@@ -343,8 +343,8 @@ class OpenSearchEngine:
                 raise Moved(error) from None
             raise no_index(state, self.connection.namespace) from None
         except TransportError as error:
-            # One of OpenSearch's limits: learnt from, and asked again within it (indexer.opensearch.read.limits).
-            refused = limits.limit_refused(error, clauses, int(body.get("size", 0)))
+            # One of OpenSearch's limits: learnt from, and asked again within it (read/search_limits.py).
+            refused = search_limits.limit_refused(error, clauses, int(body.get("size", 0)))
             if refused is not None:
                 raise refused from None
             # A search that reached an index as a reload deleted it fails on its shards.
@@ -400,7 +400,7 @@ class OpenSearchEngine:
         page = self.page
         while True:
             try:
-                return limits.every(lambda body: self._search(state, body, 2), query, [*FETCHED, *more], page)
+                return search_limits.every(lambda body: self._search(state, body, 2), query, [*FETCHED, *more], page)
             except WindowTooLarge as refused:
                 if refused.limit < 1 or refused.limit >= page:
                     raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None
@@ -454,7 +454,7 @@ class OpenSearchEngine:
 
 _log = logging.getLogger("lawindex.query")
 
-# Rows a page of the plugin's ties holds (limits.pages): a generated Texas's duplicates come in twos and
+# Rows a page of the plugin's ties holds (search_limits.pages): a generated Texas's duplicates come in twos and
 # threes, so one page nearly always ends the tie; 12,000 exact ties take 47 requests of at most 256 laws.
 PLUGIN_PAGE = 256
 

@@ -54,7 +54,7 @@ from indexer.errors import BadInput
 from indexer.service.output import ErrorOut, dumps
 
 # The name uvicorn imports the protocol by (its `http` setting), in every worker process.
-PROTOCOL = "indexer.service.limits:GuardedProtocol"
+PROTOCOL = "indexer.service.client_limits:GuardedProtocol"
 # Seconds a client refused for being one too many is told to wait: a question takes milliseconds.
 RETRY_AFTER = 1
 # File descriptors kept for everything but client connections: OpenSearch sockets (a pool per thread, 40
