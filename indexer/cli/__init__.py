@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import typer
 
+__all__ = ["app", "main"]
+
 
 def _app() -> typer.Typer:
     """The application with every command added (each module adds its own when imported)."""

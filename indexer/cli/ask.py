@@ -148,7 +148,7 @@ CorporaOption = Annotated[
 ]
 
 
-def _engine(
+def engine_for(
     name: EngineName, corpora: Path, url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None
 ) -> "Engine":
     from indexer.service.engines import engine
@@ -223,7 +223,7 @@ def ask(
 
         check_fusion(rrf_k, words_weight, meaning_weight)
         fusion = (rrf_k, words_weight, meaning_weight)
-        chosen = _engine(engine_name, corpora, url, ca_certs, insecure, timeout)
+        chosen = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout)
         if family is not None:
             rows = chosen.family(state, family)
             if not rows:
@@ -278,7 +278,7 @@ def get(
 ) -> None:
     """Print one law of STATE by its id."""
     with reporting():
-        law = _engine(engine_name, corpora, url, ca_certs, insecure, timeout).get(state, law_id)
+        law = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout).get(state, law_id)
     if as_json:
         _print_law(law, True)
         return

@@ -25,7 +25,7 @@ from indexer.cli.ask import (
     RrfKOption,
     Way,
     WordsWeightOption,
-    _engine,
+    engine_for,
 )
 from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 
@@ -166,7 +166,7 @@ def eval_command(
         check_fusion(rrf_k, words_weight, meaning_weight)
         ways = [way.value for way in (by or list(Way))]
         judged = of_split(read_judged(qrels, questions), None if split is None else split.value)
-        engine = _engine(engine_name, corpora, url, ca_certs, insecure, timeout)
+        engine = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout)
         _check_relevant(engine, judged, qrels)
         report = evaluate(engine, judged, list(dict.fromkeys(ways)), rrf_k, words_weight, meaning_weight)
         compared = None if earlier is None else against(report, earlier)

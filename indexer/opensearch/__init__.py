@@ -3,3 +3,6 @@
 `trust/` (what says an index is lawindex's own and unchanged) < `read/` (ask, its statistics and limits,
 status, meaning) < `write/` (load, the lock, generations, history); `verify` stands above them. Built on
 `indexer.retrieval`; knows nothing of how a node is started (`indexer.node`)."""
+
+# What the layers above import from this folder itself; each wing declares its own.
+__all__ = ["verify"]

@@ -2,3 +2,21 @@
 statistics, the exact and Lucene arithmetic, the reference engine that ranks as the spec does, and the
 answers it returns. Imports nothing of lawindex outside itself but `indexer.errors`, and not opensearchpy
 (tests/unit/test_layers.py holds it)."""
+
+# The modules other packages import; the other two (the logarithm, the pieces) are this package's own.
+__all__ = [
+    "answers",
+    "bound",
+    "corpus",
+    "embedding",
+    "explain",
+    "lexicon",
+    "meaning",
+    "reference",
+    "scoring",
+    "spelling",
+    "statistics",
+    "stored",
+    "vector_store",
+    "words",
+]

@@ -220,7 +220,7 @@ def answer(
     if by == "meaning":
         chosen = [(index, float(scores[index]), None, rank) for rank, index in enumerate(by_meaning[:limit], 1)]
     else:
-        by_words = [hit.order for hit in reference._hits(stats, laws, terms, len(laws))] if terms else []
+        by_words = [hit.order for hit in reference.top_hits(stats, laws, terms, len(laws))] if terms else []
         chosen = [
             (row.index, row.score, row.words, row.meaning)
             for row in fuse(by_words, by_meaning, rrf_k, words_weight, meaning_weight)[:limit]

@@ -135,7 +135,7 @@ class Postings(Protocol):
     def lengths(self) -> Sequence[int] | npt.NDArray[np.uint32]: ...
 
 
-def _ranked(stats: Postings, terms: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
+def top_scores(stats: Postings, terms: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
     """The law indexes of the best `limit` laws for `terms` and their scores, best first, equal scores in
     corpus order."""
     if limit < 0:
@@ -197,7 +197,7 @@ def score(laws: Sequence[Law], question: str, limit: int = RETRIEVED_LAWS) -> li
         return []
     stats = statistics(laws)
     _, terms = expand(question, stats)
-    return _hits(stats, laws, terms, limit)
+    return top_hits(stats, laws, terms, limit)
 
 
 def bm25(laws: Sequence[Law], question: str, limit: int = RETRIEVED_LAWS) -> list[Law]:
@@ -210,12 +210,12 @@ def ask(corpus: Corpus, question: str, limit: int = RETRIEVED_LAWS) -> Answer:
     """One state's answer to `question`: its words, the terms scored, and the best `limit` laws."""
     stats = statistics(corpus.laws)
     asked_words, terms = expand(question, stats)
-    return Answer(corpus.state, question, asked_words, terms, _hits(stats, corpus.laws, terms, limit))
+    return Answer(corpus.state, question, asked_words, terms, top_hits(stats, corpus.laws, terms, limit))
 
 
-def _hits(stats: Statistics, laws: Sequence[Law], terms: Sequence[str], limit: int) -> list[Hit]:
+def top_hits(stats: Statistics, laws: Sequence[Law], terms: Sequence[str], limit: int) -> list[Hit]:
     """The best `limit` laws as hits, each with what its score was computed from (tf per term, length)."""
-    indexes, values = _ranked(stats, terms, limit)
+    indexes, values = top_scores(stats, terms, limit)
     counts_of, lengths, make = stats.counts, stats.lengths, Hit._make
     hits = []
     # A loop, not a comprehension per hit, and Hit._make, not Hit(): 24,000 hits for Texas's 3,000

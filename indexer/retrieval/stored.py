@@ -13,7 +13,7 @@ lengths its words reach, and only the lines of the laws it returns.
 
 The same answer, to the last bit: the postings' scores are the built statistics' own float64s, added in
 the same order (every word law by law: the built engine's dense rows add 0.0 where a law lacks the word,
-which changes no sum), and ranked by the same code (reference._ranked). tests/unit/test_stored.py holds it
+which changes no sum), and ranked by the same code (reference.top_scores). tests/unit/test_stored.py holds it
 equal to the built engine, ties and misspellings included. A stored state that does not match its
 manifest (a file cut short, a bit changed) is not used: the statistics are built again and stored over it.
 """
@@ -68,7 +68,7 @@ def name_of(raw_file: bytes) -> str:
 
 @dataclass(frozen=True, eq=False)
 class StoredState:
-    """A state's statistics as stored: what reference._ranked ranks from (reference.Postings), the
+    """A state's statistics as stored: what reference.top_scores ranks from (reference.Postings), the
     vocabulary's blocks, and the file the laws' lines are read from."""
 
     state: str
@@ -91,7 +91,7 @@ class StoredState:
         """reference.ask's answer, from the stored arrays."""
         asked_words = words(question)
         terms = self.spelling.terms(asked_words)
-        indexes, values = reference._ranked(self, terms, limit)
+        indexes, values = reference.top_scores(self, terms, limit)
         places = [self.spelling.place(term) for term in terms]
         hits = []
         for index, value in zip(indexes, values, strict=True):

@@ -134,7 +134,7 @@ def _full_rankings(corpus: Corpus, question: str) -> tuple[list[int], list[int]]
     laws = corpus.laws
     stats = reference.statistics(laws)
     _, terms = reference.expand(question, stats)
-    words = [hit.order for hit in reference._hits(stats, laws, terms, len(laws))] if terms else []
+    words = [hit.order for hit in reference.top_hits(stats, laws, terms, len(laws))] if terms else []
     return words, rank.meaning_order(cosines(rank.vectors(laws), rank.question_vector(question)))
 
 

@@ -109,7 +109,7 @@ def _reference(
         return [(laws[i].id, float(scores[i]), None, rank) for rank, i in enumerate(by_meaning, 1)]
     stats = reference.statistics(laws)
     _, terms = reference.expand(question, stats)
-    by_words = [hit.order for hit in reference._hits(stats, laws, terms, len(laws))] if terms else []
+    by_words = [hit.order for hit in reference.top_hits(stats, laws, terms, len(laws))] if terms else []
     w_rank = {i: r for r, i in enumerate(by_words, 1)}
     m_rank = {i: r for r, i in enumerate(by_meaning, 1)}
     fused = []

@@ -30,8 +30,8 @@ from indexer.errors import (
     WriteBlocked,
 )
 from indexer.observe import timed
-from indexer.opensearch.cluster.reasons import _reason as _reason
 from indexer.opensearch.cluster.reasons import redacted as redacted
+from indexer.opensearch.cluster.reasons import short_reason
 from indexer.retrieval.corpus import state_code
 
 if TYPE_CHECKING:
@@ -361,7 +361,7 @@ def errors_translated(connection: Connection) -> Iterator[None]:
         raise Unreachable(f"no node of the cluster answered: {said}", hint=START_HINT) from None
     except os_errors.SSLError as error:
         raise Unreachable(
-            f"TLS to {url} failed: {_reason(error)}",
+            f"TLS to {url} failed: {short_reason(error)}",
             hint="pass the cluster's CA with --ca-certs; --insecure skips verification (not for production)",
         ) from None
     except os_errors.ConnectionTimeout:
@@ -376,7 +376,7 @@ def errors_translated(connection: Connection) -> Iterator[None]:
                 f"OpenSearch at {redacted(tls)} closed a plain-HTTP request: the port looks like TLS (https)",
                 hint=f"use {redacted('https' + tls[4:])} (with --ca-certs for its CA)",
             ) from None
-        raise Unreachable(f"OpenSearch did not answer at {url}: {_reason(error)}", hint=START_HINT) from None
+        raise Unreachable(f"OpenSearch did not answer at {url}: {short_reason(error)}", hint=START_HINT) from None
     except os_errors.TransportError as error:
         _refused(url, error)
 
@@ -426,11 +426,11 @@ def _refused(url: str, error: Exception) -> NoReturn:
         ) from None
     if isinstance(error, os_errors.AuthorizationException):
         raise ClusterRefused(
-            f"OpenSearch at {url} refused the request (403): the user lacks a permission ({_reason(error)})",
+            f"OpenSearch at {url} refused the request (403): the user lacks a permission ({short_reason(error)})",
             hint="the user needs read (and, to load, write and manage) on lawindex-* indices",
         ) from None
     status = getattr(error, "status_code", "an error")
-    raise ClusterRefused(f"OpenSearch at {url} answered {status}: {_reason(error)}") from None
+    raise ClusterRefused(f"OpenSearch at {url} answered {status}: {short_reason(error)}") from None
 
 
 # What a block forbids is in its description: `cluster read-only (api)`, `index read-only / allow delete

@@ -77,9 +77,9 @@ def _what(error: TransportError, seconds: float) -> str:
     if isinstance(error, ConnectionTimeout):
         return f"did not answer within {seconds:.3g}s"
     if isinstance(error, ConnectionError):
-        from indexer.opensearch.cluster.reasons import _reason
+        from indexer.opensearch.cluster.reasons import short_reason
 
-        return f"did not answer: {_reason(error)}"
+        return f"did not answer: {short_reason(error)}"
     return f"answered {error.status_code}"
 
 

@@ -18,7 +18,7 @@ def redacted(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
-def _reason(error: Exception) -> str:
+def short_reason(error: Exception) -> str:
     """The short reason inside an opensearch-py error, without the request it came from."""
     from opensearchpy import exceptions as os_errors
 

@@ -388,7 +388,7 @@ class OpenSearchEngine:
                         stats = self.verified(state)  # a reload since: its own statistics, then read again
                         continue
                     self.refuse_altered(state, stats, rows)
-                    return [_law(row["_source"]) for row in rows]
+                    return [law_of(row["_source"]) for row in rows]
             raise ClusterRefused(
                 f"the index behind {alias_of(state, self.connection.namespace)} changed while the family was read",
                 hint="ask again",
@@ -449,7 +449,7 @@ class OpenSearchEngine:
                     f"the index behind {alias_of(state, self.connection.namespace)} changed while {law!r} was read",
                     hint="ask again",
                 )
-        return _law(found["_source"])
+        return law_of(found["_source"])
 
 
 _log = logging.getLogger("lawindex.query")
@@ -493,7 +493,7 @@ def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
     return stats.spelling.terms(asked)
 
 
-def _law(source: dict[str, Any]) -> Law:
+def law_of(source: dict[str, Any]) -> Law:
     return Law.model_validate({key: source.get(key) for key in LAW_FIELDS})
 
 
@@ -532,7 +532,7 @@ def _hit(scored: _Scored, terms: list[str]) -> Hit:
     """A returned law, with what its exact score was computed from (so `--explain` needs nothing more)."""
     counts: dict[str, int] = scored.source["counts"]
     return Hit(
-        law=_law(scored.source),
+        law=law_of(scored.source),
         score=scored.score,
         order=scored.order,
         counts={term: counts[term] for term in terms if counts.get(term)},

@@ -327,7 +327,7 @@ def answer(
 ) -> Answer:
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
-    from indexer.opensearch.read.query import _law
+    from indexer.opensearch.read.query import law_of
     from indexer.retrieval.meaning import fusion_of, question_vector
     from indexer.retrieval.words import words
 
@@ -352,7 +352,7 @@ def answer(
                 for source, value, words_rank, meaning_rank, cosine in found:
                     counts_of: dict[str, int] = source["counts"]
                     tfs = {term: counts_of[term] for term in terms if counts_of.get(term)}
-                    hits.append(Hit(_law(source), value, int(source["order"]), tfs, int(source["length"])))
+                    hits.append(Hit(law_of(source), value, int(source["order"]), tfs, int(source["length"])))
                     reached.append(Reached(words_rank, meaning_rank, cosine))
                 return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
             if asked_vector is None:
@@ -375,7 +375,7 @@ def answer(
             for row, value, words_rank, meaning_rank in chosen:
                 counts: dict[str, int] = row.source["counts"]
                 tfs = {term: counts[term] for term in terms if counts.get(term)}
-                hits.append(Hit(_law(row.source), value, row.order, tfs, int(row.source["length"])))
+                hits.append(Hit(law_of(row.source), value, row.order, tfs, int(row.source["length"])))
                 reached.append(Reached(words_rank, meaning_rank, row.cosine))
             return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
     raise ClusterRefused(

@@ -185,7 +185,7 @@ def settle(client: OpenSearch, state: str, index: str, laws: int, *, plugin: boo
     statistics document: LoadFailed when it does not, or when a copy of it was lost meanwhile."""
     from opensearchpy import TransportError
 
-    from indexer.opensearch.cluster.reasons import _reason
+    from indexer.opensearch.cluster.reasons import short_reason
 
     try:
         client.indices.refresh(index=index, request_timeout=WRITE_TIMEOUT)
@@ -198,7 +198,7 @@ def settle(client: OpenSearch, state: str, index: str, laws: int, *, plugin: boo
         if not isinstance(error.status_code, int) or error.status_code < 500:
             raise
         raise LoadFailed(
-            f"{state}: a copy of the new index {index} was lost while it was built ({_reason(error)}); "
+            f"{state}: a copy of the new index {index} was lost while it was built ({short_reason(error)}); "
             "nothing was swapped",
             hint="run the load again once the cluster is green",
         ) from None
