@@ -88,7 +88,7 @@ def load(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from indexer.node.java import default_cache_dir
+    from indexer.cache import default_cache_dir
     from indexer.opensearch.write.load import load as load_corpora
     from indexer.opensearch.write.stop import stopping_on_signals
     from indexer.retrieval.corpus import read_corpora

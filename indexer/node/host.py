@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from indexer.cache import default_cache_dir
 from indexer.errors import NodeError
 from indexer.node import distribution
-from indexer.node.java import default_cache_dir
 
 HOST = "127.0.0.1"
 # A node's transport port is its HTTP port + 100 (9200 → 9300), so the ports of several local nodes

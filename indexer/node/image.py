@@ -27,9 +27,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from indexer.cache import default_cache_dir
 from indexer.errors import NodeError
 from indexer.node import containers, distribution, knn, plugin
-from indexer.node.java import default_cache_dir, find_java
+from indexer.node.java import find_java
 from indexer.node.pins import default_version, local_image
 
 SUITE = "bookworm"

@@ -14,18 +14,6 @@ from pathlib import Path
 from indexer.errors import NodeError
 
 JVM_DIR = Path("/usr/lib/jvm")
-ROOT_CACHE = Path("/var/cache/lawindex")
-
-
-def default_cache_dir() -> Path:
-    """$LAWINDEX_CACHE, else $XDG_CACHE_HOME/lawindex, else /var/cache/lawindex as root, else ~/.cache/lawindex."""
-    if os.environ.get("LAWINDEX_CACHE"):
-        return Path(os.environ["LAWINDEX_CACHE"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "lawindex"
-    if os.geteuid() == 0:
-        return ROOT_CACHE
-    return Path.home() / ".cache" / "lawindex"
 
 
 def java_range(version: str) -> tuple[int, int | None]:

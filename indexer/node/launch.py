@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from indexer.cache import ROOT_CACHE
 from indexer.errors import BadInput, NodeError
 from indexer.node import distribution, knn, plugin
 from indexer.node.host import HOST, TRANSPORT_OFFSET, RunAs, as_user, chown_tree, port_free, run_as
-from indexer.node.java import ROOT_CACHE, find_java
+from indexer.node.java import find_java
 from indexer.node.record import HEAP_DUMP, OWNER_FILE, Member, NodeFolder, port_dir, single_node_folder
 from indexer.node.state import START_MARK
 

@@ -7,11 +7,11 @@ Elsewhere, and whenever neither image can be had, the official distribution zip 
 impossible. Each port has one record, `<cache>/nodes/<port>/node.json`, that says what `start` started
 there; `stop` ends only that.
 
-The entry points are here (`start`, `stop`, `status`, `logs`), and the names the rest of lawindex and its
-tests call this module by; the parts are modules of their own: the pins (`pins`), this machine's cache,
-user and ports (`host`), the record and the node folders (`record`), what runs and the wait for green
-(`state`), starting the distribution (`launch`), a container (`docker_node`), a cluster or a secured
-node (`cluster`).
+The entry points are here (`start`, `stop`, `status`, `logs`), with the few names the CLI and scripts/test
+call this module by (its `__all__`); the parts are modules of their own, imported from there: the pins
+(`pins`), this machine's user and ports (`host`), Java (`java`), the record and the node folders
+(`record`), what runs and the wait for green (`state`), starting the distribution (`launch`), a container
+(`docker_node`), a cluster or a secured node (`cluster`). The cache folder is indexer.cache's.
 """
 
 from __future__ import annotations
@@ -23,78 +23,38 @@ import time
 from pathlib import Path
 from typing import Literal
 
+from indexer.cache import default_cache_dir
 from indexer.errors import BadInput, NodeError
 from indexer.node import containers, distribution, record
-from indexer.node.cluster import CLUSTER_GREEN_EXTRA_S, MAX_NODES, start_cluster
-from indexer.node.docker_node import CONTAINER_DATA, choose_image, start_container
+from indexer.node.cluster import MAX_NODES, start_cluster
+from indexer.node.docker_node import choose_image, start_container
 from indexer.node.host import (
     DEAD_PORT_GRACE_S,
     HOST,
-    SERVICE_USER,
     TRANSPORT_OFFSET,
-    RunAs,
     port_free,
-    run_as,
     wait_port_free,
     writable_cache,
 )
-from indexer.node.java import JVM_DIR, ROOT_CACHE, default_cache_dir, find_java, java_candidates, java_major, java_range
-from indexer.node.launch import Cluster, node_settings, parse_settings, prepare_node, start_distribution
-from indexer.node.pins import (
-    LOCAL_IMAGE,
-    OFFICIAL_IMAGE,
-    default_version,
-    local_image,
-    node_dir,
-    official_image,
-    pinned_versions,
-    read_pins,
-)
-from indexer.node.record import OWNER_FILE, Member, NodeFolder, NodeRecord, folder_owner, nodes
-from indexer.node.state import GREEN_TIMEOUT_S, NodeStatus, State, log_path, member_state, status_from, tail, wait_green
+from indexer.node.launch import parse_settings, start_distribution
+from indexer.node.pins import default_version, pinned_versions
+from indexer.node.record import Member, NodeRecord, nodes
+from indexer.node.state import NodeStatus, log_path, member_state, status_from, tail, wait_green
 
+# What the CLI, scripts/test and the tests' fixtures call; the parts are modules of their own.
 __all__ = [
-    "CLUSTER_GREEN_EXTRA_S",
-    "CONTAINER_DATA",
-    "DEAD_PORT_GRACE_S",
-    "GREEN_TIMEOUT_S",
-    "HOST",
-    "JVM_DIR",
-    "LOCAL_IMAGE",
-    "MAX_NODES",
-    "OFFICIAL_IMAGE",
-    "OWNER_FILE",
-    "ROOT_CACHE",
     "RUNTIMES",
-    "SERVICE_USER",
     "STOP_TIMEOUT_S",
-    "TRANSPORT_OFFSET",
-    "Cluster",
-    "NodeFolder",
     "NodeStatus",
-    "RunAs",
     "Runtime",
-    "State",
     "choose_image",
     "created_runtime",
     "default_cache_dir",
     "default_version",
     "docker_available",
-    "find_java",
-    "folder_owner",
-    "java_candidates",
-    "java_major",
-    "java_range",
-    "local_image",
     "logs",
-    "node_dir",
-    "node_settings",
-    "official_image",
     "parse_settings",
     "pinned_versions",
-    "prepare_node",
-    "read_pins",
-    "run_as",
     "start",
     "status",
     "stop",

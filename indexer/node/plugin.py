@@ -83,16 +83,16 @@ def java_release(version: str) -> int:
 def find_javac(version: str, release: int) -> tuple[Path, int]:
     """A `javac` that can compile for `release`: the JDK that runs `version` when it has one, else the newest
     JDK found that does (javac --release N builds for N on any newer JDK)."""
-    from indexer.node import java as node
+    from indexer.node import java
 
     try:
-        preferred: Path | None = node.find_java(version)[0]
+        preferred: Path | None = java.find_java(version)[0]
     except NodeError:
         preferred = None
     seen: list[str] = []
     fitting: list[tuple[int, Path]] = []
-    for home in node.java_candidates():
-        major = node.java_major(home)
+    for home in java.java_candidates():
+        major = java.java_major(home)
         javac = home / "bin" / "javac"
         if major is None:
             continue
@@ -174,11 +174,11 @@ def build(version: str, out: Path | None = None, cache_dir: Path | str | None = 
     source digest, then cached), compiled against Maven Central's jars: no distribution is downloaded. With
     `out`, copied into that folder. A version that is none or outside the supported range, or whose jars cannot
     be had, raises (BadInput, NodeError) and leaves no zip."""
-    from indexer.node import java as node
+    from indexer.cache import default_cache_dir
     from indexer.node import maven
 
     check_version(version)
-    cache = Path(cache_dir) if cache_dir else node.default_cache_dir()
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
     aim = target(version)
     classpath = maven.compile_classpath(aim.compile_against, cache)
     lucene = maven.lucene_major(classpath)

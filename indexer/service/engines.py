@@ -229,7 +229,7 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
     `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200).
     """
     if name == "reference":
-        from indexer.node.java import default_cache_dir
+        from indexer.cache import default_cache_dir
 
         return ReferenceEngine(corpora, stored=default_cache_dir() / "reference")
     if name == "opensearch":

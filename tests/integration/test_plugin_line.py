@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer import cache
 from indexer.errors import NodeError
 from indexer.node import distribution, java, plugin
 
@@ -20,7 +21,7 @@ FIRST, LAST, OTHER_LINE = "2.19.1", "2.19.6", "2.18.0"
 
 
 def _home(version: str, where: Path) -> Path:
-    dist = distribution.home(version, java.default_cache_dir())
+    dist = distribution.home(version, cache.default_cache_dir())
     home = where / f"opensearch-{version}"
     shutil.copytree(dist, home, symlinks=True, copy_function=plugin._link_or_copy,
                     ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer import cache
 from indexer.errors import BadInput, NodeError
 from indexer.node import distribution, java, plugin
 from tests.integration.support import lawindex
@@ -26,7 +27,7 @@ NEW, OLD = "3.6.0", "2.19.6"
 def _home(version: str, where: Path) -> Path:
     """A node home of `version` made as lawindex makes one (hard links to the cached distribution), without
     plugins."""
-    dist = distribution.home(version, java.default_cache_dir())
+    dist = distribution.home(version, cache.default_cache_dir())
     home = where / f"opensearch-{version}"
     shutil.copytree(dist, home, symlinks=True, copy_function=plugin._link_or_copy,
                     ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from indexer.node.java import default_cache_dir
+from indexer.cache import default_cache_dir
 
 ORACLE = Path(__file__).resolve().parent
 ROOT = ORACLE.parents[1]

@@ -3,6 +3,7 @@ TYPE_CHECKING too: a circle a reader must follow is a circle, whether or not Pyt
 
     errors      indexer/errors.py                 imports nothing of lawindex
     observe     indexer/observe.py                imports nothing of lawindex: timings handed to a watcher
+    cache       indexer/cache.py                  imports nothing of lawindex: the folder every layer keeps things in
     retrieval   indexer/retrieval/                in process, no server: imports only itself and errors
     opensearch  indexer/opensearch/               the OpenSearch side
     node        indexer/node/                     a local node, Docker, clusters, security
@@ -36,7 +37,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "indexer"
 # layer -> height: a module may import a module of its own layer or of a lower height
 # The order of the architecture (docs/architecture.md): the retrieval core, the OpenSearch side, the local node
 # (which names what it secures with the OpenSearch side's names), the service, the CLI.
-HEIGHTS = {"errors": 0, "observe": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
+HEIGHTS = {"errors": 0, "observe": 0, "cache": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
 # wing of indexer/opensearch/ -> height; a module of indexer/opensearch/ itself (verify) stands above them all.
 WINGS = {"cluster": 0, "trust": 1, "read": 2, "write": 3}
 TOP = "top"

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from indexer.errors import BadInput, NodeError
-from indexer.node import cluster, distribution, launch, node, record, state
+from indexer.node import cluster, distribution, host, java, launch, node, pins, record, state
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,8 +52,8 @@ def test_compose_reads_the_same_pin_through_the_env_link() -> None:
     image the official one of the default pin."""
     assert (REPO / ".env").resolve() == (REPO / "node" / "versions.env").resolve()
     assert "${OPENSEARCH_IMAGE" in (REPO / "docker-compose.yml").read_text()
-    pins = node.read_pins()
-    assert pins["OPENSEARCH_IMAGE"] == f"opensearchproject/opensearch:{pins['OPENSEARCH_VERSION']}"
+    pinned = pins.read_pins()
+    assert pinned["OPENSEARCH_IMAGE"] == f"opensearchproject/opensearch:{pinned['OPENSEARCH_VERSION']}"
 
 
 def test_read_pins_skips_comments_and_strips_quotes(tmp_path: Path) -> None:
@@ -90,60 +90,60 @@ def test_cache_dir_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 )
 def test_java_major_from_release_file(tmp_path: Path, text: str, major: int) -> None:
     (tmp_path / "release").write_text(text + "\n")
-    assert node.java_major(tmp_path) == major
+    assert java.java_major(tmp_path) == major
 
 
 def test_java_ranges() -> None:
-    assert node.java_range("3.6.0") == (21, None)
-    assert node.java_range("2.19.6") == (11, 23)
+    assert java.java_range("3.6.0") == (21, None)
+    assert java.java_range("2.19.6") == (11, 23)
 
 
 def test_java_for_3x_skips_17_and_takes_21_plus(tmp_path: Path) -> None:
     jdk17 = _jdk(tmp_path, "jdk17", "17.0.15")
     jdk25 = _jdk(tmp_path, "jdk25", "25.0.3")
-    assert node.find_java("3.9.0", [jdk17, jdk25]) == (jdk25, 25)
+    assert java.find_java("3.9.0", [jdk17, jdk25]) == (jdk25, 25)
 
 
 def test_java_for_2x_refuses_a_java_without_security_manager(tmp_path: Path) -> None:
     jdk17 = _jdk(tmp_path, "jdk17", "17.0.15")
     jdk25 = _jdk(tmp_path, "jdk25", "25.0.3")
-    assert node.find_java("2.19.6", [jdk25, jdk17]) == (jdk17, 17)
+    assert java.find_java("2.19.6", [jdk25, jdk17]) == (jdk17, 17)
 
 
 def test_too_old_java_is_a_clear_error_naming_the_needed_version(tmp_path: Path) -> None:
     jdk17 = _jdk(tmp_path, "jdk17", "17.0.15")
     with pytest.raises(NodeError, match=r"OpenSearch 3\.9\.0 needs Java 21 or newer.*Java 17") as raised:
-        node.find_java("3.9.0", [jdk17])
+        java.find_java("3.9.0", [jdk17])
     assert raised.value.hint is not None and "JAVA_HOME" in raised.value.hint
 
 
 def test_a_jre_is_enough_now_that_nothing_is_compiled(tmp_path: Path) -> None:
     jre = _jdk(tmp_path, "jre25", "25.0.3", javac=False)
-    assert node.find_java("3.6.0", [jre]) == (jre, 25)
+    assert java.find_java("3.6.0", [jre]) == (jre, 25)
 
 
 def test_a_folder_that_is_no_java_does_not_count(tmp_path: Path) -> None:
     (tmp_path / "empty" / "bin").mkdir(parents=True)
     with pytest.raises(NodeError, match="no Java"):
-        node.find_java("3.6.0", [tmp_path / "empty"])
+        java.find_java("3.6.0", [tmp_path / "empty"])
 
 
 def test_no_java_at_all_is_a_clear_error() -> None:
     with pytest.raises(NodeError, match="no Java"):
-        node.find_java("2.19.6", [])
+        java.find_java("2.19.6", [])
 
 
 def test_java_home_wins_when_it_fits(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     jdk21 = _jdk(tmp_path, "jdk21", "21.0.2")
     monkeypatch.setenv("JAVA_HOME", str(jdk21))
-    home, major = node.find_java("3.9.0")
+    home, major = java.find_java("3.9.0")
     assert (home, major) == (jdk21, 21)
 
 
 def test_java_home_of_the_wrong_major_is_passed_over(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     jdk11 = _jdk(tmp_path, "jdk11", "11.0.2")
     monkeypatch.setenv("JAVA_HOME", str(jdk11))
-    home, major = node.find_java("3.9.0")
+    home, major = java.find_java("3.9.0")
     assert home != jdk11 and major >= 21
 
 
@@ -214,12 +214,12 @@ def test_a_setting_lawindex_decides_is_refused(key: str) -> None:
 
 
 def test_a_node_settings_listen_on_loopback_with_transport_beside_http(tmp_path: Path) -> None:
-    folder = node.NodeFolder(tmp_path / "9440", "3.6.0")
-    settings = node.node_settings(9440, {"transport.port": "9999", "node.attr.x": "y"}, folder)
+    folder = record.NodeFolder(tmp_path / "9440", "3.6.0")
+    settings = launch.node_settings(9440, {"transport.port": "9999", "node.attr.x": "y"}, folder)
     assert settings["network.host"] == "127.0.0.1"
     assert settings["http.port"] == "9440"
     assert settings["transport.port"] == "9999"  # an explicit setting wins over HTTP port + 100
-    assert node.node_settings(9440, {}, folder)["transport.port"] == "9540"
+    assert launch.node_settings(9440, {}, folder)["transport.port"] == "9540"
     assert settings["path.data"] == str(tmp_path / "9440" / "data" / "3.6.0")
     assert settings["node.attr.x"] == "y"
 
@@ -345,12 +345,12 @@ def test_a_node_folder_the_service_user_cannot_reach_is_a_clear_error() -> None:
         base.chmod(0o755)
         private = base / "private"
         private.mkdir(mode=0o700)
-        folder = node.NodeFolder(private / "nodes" / "9459", "3.6.0")
+        folder = record.NodeFolder(private / "nodes" / "9459", "3.6.0")
         for directory in (folder.home / "bin", folder.data, folder.logs):
             directory.mkdir(parents=True, mode=0o755)
         (folder.home / "bin" / "opensearch").write_text("#!/bin/sh\n")
         (folder.home / "bin" / "opensearch").chmod(0o755)
-        user = node.run_as(base)
+        user = host.run_as(base)
         assert user.name == "lawindex" and user.uid != 0
         for directory in (folder.root, folder.data, folder.logs):
             os.chown(directory, user.uid, user.gid)
@@ -408,16 +408,17 @@ def test_logs_of_a_port_never_started_is_a_node_error(tmp_path: Path) -> None:
 
 
 def test_a_cluster_node_finds_the_others_and_bootstraps_only_once(tmp_path: Path) -> None:
-    folder = node.NodeFolder(tmp_path / "9481", "3.6.0")
-    first = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), "cluster 9480 a"))
+    folder = record.NodeFolder(tmp_path / "9481", "3.6.0")
+    first = launch.node_settings(9481, {}, folder, launch.Cluster((9480, 9481, 9482), "cluster 9480 a"))
     assert first["cluster.name"] == "lawindex-9480"
     assert first["node.name"] == "lawindex-9481"
     assert first["discovery.seed_hosts"] == ["127.0.0.1:9580", "127.0.0.1:9581", "127.0.0.1:9582"]
     assert first["cluster.initial_cluster_manager_nodes"] == ["lawindex-9480", "lawindex-9481", "lawindex-9482"]
     assert "discovery.type" not in first
-    later = node.node_settings(9481, {}, folder, node.Cluster((9480, 9481, 9482), "cluster 9480 a", bootstrap=False))
+    members = launch.Cluster((9480, 9481, 9482), "cluster 9480 a", bootstrap=False)
+    later = launch.node_settings(9481, {}, folder, members)
     assert "cluster.initial_cluster_manager_nodes" not in later
-    assert node.node_settings(9480, {}, folder)["discovery.type"] == "single-node"
+    assert launch.node_settings(9480, {}, folder)["discovery.type"] == "single-node"
 
 
 @pytest.mark.parametrize("count", [0, 6])
@@ -435,20 +436,20 @@ def test_a_cluster_whose_folder_another_cluster_took_starts_anew(tmp_path: Path)
     )
     for port in (9485, 9486, 9487):
         (tmp_path / "nodes" / str(port)).mkdir(parents=True)
-        (tmp_path / "nodes" / str(port) / node.OWNER_FILE).write_text("cluster 9485 a\n")
+        (tmp_path / "nodes" / str(port) / record.OWNER_FILE).write_text("cluster 9485 a\n")
     ports = (9485, 9486, 9487)
     assert cluster.same_cluster(tmp_path, first, ports, "3.6.0", False)
     assert not cluster.same_cluster(tmp_path, first, ports, "2.19.6", False)
     assert not cluster.same_cluster(tmp_path, first, ports, "3.6.0", True)
     assert not cluster.same_cluster(tmp_path, first, (9485, 9486), "3.6.0", False)
-    (tmp_path / "nodes" / "9486" / node.OWNER_FILE).write_text("cluster 9486 b\n")
+    (tmp_path / "nodes" / "9486" / record.OWNER_FILE).write_text("cluster 9486 b\n")
     assert not cluster.same_cluster(tmp_path, first, ports, "3.6.0", False)
-    assert node.folder_owner(tmp_path, 9486) == "cluster 9486 b"
-    assert node.folder_owner(tmp_path, 9499) is None
+    assert record.folder_owner(tmp_path, 9486) == "cluster 9486 b"
+    assert record.folder_owner(tmp_path, 9499) is None
     # A record written before folders named their owner, over folders that name none: not known to be its.
     older = record.ClusterRecord.model_validate(first.model_dump(exclude={"id"}))
     for port in ports:
-        (tmp_path / "nodes" / str(port) / node.OWNER_FILE).unlink()
+        (tmp_path / "nodes" / str(port) / record.OWNER_FILE).unlink()
     assert not cluster.same_cluster(tmp_path, older, ports, "3.6.0", False)
 
 
