@@ -1,5 +1,5 @@
 """A big state's reference statistics kept on disk, so that a fresh `lawindex ask --engine reference` does
-not count a million words again (issue 19, item 2).
+not count a million words again.
 
 Counting a state of 24,000 laws and a million distinct words is 5-6 s of Python on a quiet machine (a
 Python string, dict entry and int per word), every process, before the first question. What a question
