@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from indexer.opensearch.read import search_limits
-from indexer.opensearch.read.query import _plugin_proven, _Scored
+from indexer.opensearch.read.rescore import Scored, plugin_proven
 
 ROWS = [{"_id": str(n), "_score": float(5000 - n // 7), "order": n} for n in range(5000)]
 
@@ -56,8 +56,8 @@ def test_pages_end_with_the_first_page_that_is_not_full() -> None:
     assert max(node.sizes) == 256
 
 
-def _scored(scores: list[float]) -> list[_Scored]:
-    return [_Scored({}, score, order) for order, score in enumerate(scores)]
+def _scored(scores: list[float]) -> list[Scored]:
+    return [Scored({}, score, order) for order, score in enumerate(scores)]
 
 
 def test_the_plugin_s_boundary_is_proven_only_below_the_float_nearest_the_limit_th_score() -> None:
@@ -65,9 +65,9 @@ def test_the_plugin_s_boundary_is_proven_only_below_the_float_nearest_the_limit_
     nearest = float(np.float32(s))
     below = float(np.nextafter(np.float32(nearest), np.float32(0)))
     # A law left out with the limit-th's own float could tie it and win on corpus order: not proven.
-    assert not _plugin_proven(_scored([2.0, s]), {"_score": nearest}, 2)
+    assert not plugin_proven(_scored([2.0, s]), {"_score": nearest}, 2)
     # One float below: every law left out scores less than s.
-    assert _plugin_proven(_scored([2.0, s]), {"_score": below}, 2)
-    assert _plugin_proven(_scored([2.0, s]), {"_score": 9.0, "sort": [below, 7]}, 2)
+    assert plugin_proven(_scored([2.0, s]), {"_score": below}, 2)
+    assert plugin_proven(_scored([2.0, s]), {"_score": 9.0, "sort": [below, 7]}, 2)
     # Fewer laws read than the limit: nothing to prove against.
-    assert not _plugin_proven(_scored([2.0]), {"_score": 0.5}, 2)
+    assert not plugin_proven(_scored([2.0]), {"_score": 0.5}, 2)

@@ -16,9 +16,9 @@ limits themselves, and the pages a window wider than the result window is read i
 The learner's text never reaches a query parser: it becomes `term` queries on words the vocabulary
 already holds, or nothing.
 
-Long: the exact windowed ask, the plugin's path, `family` and `get`, and the proof that the window holds
-the spec's answer (its arithmetic apart, in `indexer.retrieval.bound`; the statistics apart, in
-`indexer.opensearch.read.statistics`).
+Long: the engine's windowed ask, the plugin's path, `family` and `get`, each a few requests to the cluster
+in one class; the exact re-scoring and the proofs apart (read/rescore.py), the statistics apart
+(read/statistics.py), the bound's arithmetic apart (indexer.retrieval.bound).
 """
 
 from __future__ import annotations
@@ -26,10 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from indexer.errors import ClusterRefused, NotFound
 from indexer.opensearch.cluster import plugin_path, stored_lexicon
@@ -37,7 +34,6 @@ from indexer.opensearch.cluster.connection import Connection, alias_of, errors_t
 from indexer.opensearch.cluster.fast_search import FastSearch
 from indexer.opensearch.cluster.schema import (
     FETCHED,
-    LAW_FIELDS,
     RANKED_FIELD,
     STATISTICS_ID,
     VECTOR_FIELD,
@@ -45,13 +41,12 @@ from indexer.opensearch.cluster.schema import (
     terms_query,
 )
 from indexer.opensearch.read import search_limits
+from indexer.opensearch.read.rescore import hit_of, law_of, plugin_proven, rescored, union, window_proven
 from indexer.opensearch.read.search_limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.read.statistics import IndexStatistics, Moved, StatisticsCache, no_index
 from indexer.opensearch.trust import integrity, ownership
-from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit, Window
-from indexer.retrieval.bound import grouped_bound, proven
+from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Window
 from indexer.retrieval.corpus import Law, state_code
-from indexer.retrieval.scoring import exact_term_score
 from indexer.retrieval.words import words
 
 if TYPE_CHECKING:
@@ -189,18 +184,18 @@ class OpenSearchEngine:
             while True:
                 sizes.append(size)
                 windows = self._windows(state, stats.index, terms, size) if terms else []
-                laws = _union(windows)
+                laws = union(windows)
                 # Which concrete index answered: every hit says; with none, ask the alias (a question that
                 # reaches nothing must still see a reload, whose vocabulary may know its words).
                 served = {str(law["_index"]) for law in laws} if laws else {self.served_now(state)}
                 if served != {stats.index}:
                     break  # the alias moved since the vocabulary was read: expand again with the new one
                 self.refuse_altered(state, stats, laws)  # every law re-scored: its counts decide the ranking
-                ranked_hits = _rescore(laws, terms, stats)
+                ranked_hits = rescored(laws, terms, stats)
                 # Every window held fewer laws than asked for: every law that shares a word is here.
                 complete = all(window.complete for window in windows)
-                if complete or _proven(ranked_hits, windows, stats, limit, self._is_legacy()):
-                    hits = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                if complete or window_proven(ranked_hits, windows, stats, limit, self._is_legacy()):
+                    hits = [hit_of(scored, terms) for scored in ranked_hits[:limit]]
                     return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
                 size *= WIDEN
             stats = self.statistics_cache.fresh(state)
@@ -220,7 +215,7 @@ class OpenSearchEngine:
     def _ask_plugin(
         self, state: str, question: str, asked: list[str], limit: int, stats: IndexStatistics
     ) -> Answer | None:
-        """The answer from the plugin's own query, re-scored exactly and proven (`_plugin_proven`); None
+        """The answer from the plugin's own query, re-scored exactly and proven (`plugin_proven`); None
         when the window path must answer: no word to ask, the alias moved (the window path reads the new
         statistics), or the plugin's answer could not be proven (said on stderr; never expected).
 
@@ -253,15 +248,15 @@ class OpenSearchEngine:
                 if page and {str(hit["_index"]) for hit in page} != {stats.index}:
                     return None
                 self.refuse_altered(state, stats, page)  # a law altered after its load is refused, never served
-                ranked_hits = _rescore(read, terms, stats)
+                ranked_hits = rescored(read, terms, stats)
                 # The plugin's own order must already be the spec's: anything else is a plugin not doing
                 # what it promises, and its scores are not trusted for the bound either.
                 spec_order = [law_id(str(h.source["id"])) for h in ranked_hits[:limit]]
                 if [str(hit["_id"]) for hit in read[:limit]] != spec_order:
                     why = "its order is not the spec's"
                     break
-                if len(page) < requested or _plugin_proven(ranked_hits, page[-1], limit):
-                    found = [_hit(scored, terms) for scored in ranked_hits[:limit]]
+                if len(page) < requested or plugin_proven(ranked_hits, page[-1], limit):
+                    found = [hit_of(scored, terms) for scored in ranked_hits[:limit]]
                     return Answer(state, question, asked, terms, found, window=Window(tuple(sizes), plugin=True))
                 why = "ties at the boundary"
         except (TooManyClauses, WindowTooLarge) as refused:
@@ -469,91 +464,8 @@ def plugin_query(question: str, size: int) -> dict[str, Any]:
     }
 
 
-def _plugin_proven(ranked_hits: list[_Scored], last: dict[str, Any], limit: int) -> bool:
-    """True when no law the plugin's query has not returned yet can enter the top `limit`.
-
-    The plugin's `_score` is the float64 spec score rounded to the nearest float32, then raised by none or a
-    few units in the last place where float32 would tie laws that the spec tells apart (docs/plugin.md):
-    never below the float nearest the law's spec score. The laws not returned yet come after `last` (the
-    collector, or the pages' sort, keeps the best `_score`s first), so a law X among them has
-    nearest(spec(X)) <= _score(X) <= _score(last). Rounding to nearest is monotone, so when
-    _score(last) < nearest(s), s the limit-th spec score of the laws read, spec(X) < s: X cannot enter.
-    An X with nearest(spec(X)) = nearest(s) could (an equal score wins on corpus order): so a tie with the
-    limit-th is read on until the scores fall below it."""
-    if len(ranked_hits) < limit:
-        return False
-    lowest = np.float32(float(last["sort"][0] if "sort" in last else last["_score"]))
-    return bool(lowest < np.float32(ranked_hits[limit - 1].score))
-
-
 def _expand(asked: list[str], stats: IndexStatistics) -> list[str]:
     """The spec's `[...new Set(words(question).flatMap(spelledAs))]`, in its order. Nothing is built for it
     (indexer/retrieval/spelling.py): the blocks a word reaches are read, once, and checked against their
     sealed digests; a block that does not match is stored_lexicon.AlteredBlock."""
     return stats.spelling.terms(asked)
-
-
-def law_of(source: dict[str, Any]) -> Law:
-    return Law.model_validate({key: source.get(key) for key in LAW_FIELDS})
-
-
-def _exact(source: dict[str, Any], terms: list[str], stats: IndexStatistics) -> float:
-    """The spec's score of one law: its terms summed in `asked` order, in float64."""
-    counts: dict[str, int] = source["counts"]
-    length = int(source["length"])
-    score = 0.0
-    for term in terms:
-        tf = counts.get(term, 0)
-        if tf:
-            score += exact_term_score(tf, stats.vocabulary[term], stats.size, length, stats.average)
-    return score
-
-
-@dataclass(frozen=True)
-class _Scored:
-    """A window's law by the spec's score, before it is made a Law (only the returned ones are)."""
-
-    source: dict[str, Any]
-    score: float
-    order: int
-
-
-def _rescore(laws: list[dict[str, Any]], terms: list[str], stats: IndexStatistics) -> list[_Scored]:
-    """The window's laws by the spec's score, ties in corpus order, as the spec's stable sort leaves them."""
-    scored = [
-        _Scored(hit["_source"], _exact(hit["_source"], terms, stats), int(hit["_source"]["order"])) for hit in laws
-    ]
-    scored = [hit for hit in scored if hit.score > 0]
-    scored.sort(key=lambda hit: (-hit.score, hit.order))
-    return scored
-
-
-def _hit(scored: _Scored, terms: list[str]) -> Hit:
-    """A returned law, with what its exact score was computed from (so `--explain` needs nothing more)."""
-    counts: dict[str, int] = scored.source["counts"]
-    return Hit(
-        law=law_of(scored.source),
-        score=scored.score,
-        order=scored.order,
-        counts={term: counts[term] for term in terms if counts.get(term)},
-        length=int(scored.source["length"]),
-    )
-
-
-def _union(windows: list[Candidates]) -> list[dict[str, Any]]:
-    """The laws of every window, each once (a law with words of two groups is in both windows)."""
-    seen: dict[str, dict[str, Any]] = {}
-    for window in windows:
-        for hit in window.hits:
-            seen.setdefault(str(hit["_id"]), hit)
-    return list(seen.values())
-
-
-def _proven(
-    ranked_hits: list[_Scored], windows: list[Candidates], stats: IndexStatistics, limit: int, legacy: bool
-) -> bool:
-    """True when no law outside the windows can enter the top `limit` (indexer.retrieval.bound: why)."""
-    vocabulary = stats.vocabulary
-    incomplete = [([vocabulary[t] for t in window.terms], window.lowest) for window in windows if not window.complete]
-    outside = grouped_bound(incomplete, stats.size, stats.doc_count, legacy)
-    return proven([hit.score for hit in ranked_hits[:limit]], limit, outside)

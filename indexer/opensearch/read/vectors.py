@@ -327,7 +327,7 @@ def answer(
 ) -> Answer:
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
-    from indexer.opensearch.read.query import law_of
+    from indexer.opensearch.read.rescore import law_of
     from indexer.retrieval.meaning import fusion_of, question_vector
     from indexer.retrieval.words import words
 
