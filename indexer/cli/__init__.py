@@ -20,7 +20,7 @@ __all__ = ["app", "main"]
 
 def _app() -> typer.Typer:
     """The application with every command added (each module adds its own when imported)."""
-    from indexer.cli import ask, eval, history, load, opensearch, plugin, serve, verify  # noqa: F401
+    from indexer.cli import ask, eval, history, load, node, plugin, serve, verify  # noqa: F401
     from indexer.cli.application import app
 
     if not getattr(app, "_lawindex_literal_help", False):
