@@ -98,10 +98,18 @@ def test_a_request_whose_body_is_in_still_counts_in_flight(env: dict[str, str]) 
     try:
         with running(mute, "--max-in-flight", "2", "--timeout", "60") as service, ThreadPoolExecutor(2) as pool:
             waiting = [pool.submit(httpx.get, service.url + ASK, timeout=90) for _ in range(2)]
-            deadline = time.monotonic() + 30
-            while len(held) < 2 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            # The two first questions of a state share one fetch (test_first_questions), so the silent
+            # OpenSearch sees one connection, not two: waiting for a second one ran out its 30 s bound on
+            # every run. What the test needs is both requests under way: the service says so itself, by
+            # refusing the next one (a /healthz answered 200 meanwhile took a place and gave it back).
+            deadline = time.monotonic() + 60
+            while not held and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert held, "the service never asked the silent OpenSearch within 60 s"
             refused = httpx.get(service.url + "/healthz", timeout=10)
+            while refused.status_code == 200 and time.monotonic() < deadline:
+                time.sleep(0.05)
+                refused = httpx.get(service.url + "/healthz", timeout=10)
             assert (refused.status_code, refused.headers.get("retry-after")) == (503, "1"), refused.text
             assert refused.json() == {"error": "lawindex serve has 2 requests under way", "hint": "retry after 1 s"}
             stop.set()
