@@ -4,14 +4,12 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
-import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedNumericDocValues;
-import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.util.Bits;
-import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.IntroSorter;
 
 /**
  * The reference engine's ranking by meaning or hybrid (indexer/retrieval/meaning.py) on one shard, computed
@@ -36,14 +34,14 @@ import org.apache.lucene.util.BytesRef;
  * the vectors (256 multiply-adds a row), one sort, a few arrays of the shard's size.
  */
 final class MeaningRanking {
-    static final String GRID_FIELD = "vector_grid";
+    static final String GRID_FIELD = GridVectors.FIELD;
     final boolean hybrid;
     final int rrfK;
     final double wordsWeight;
     final double meaningWeight;
     /** Per global document (NaN / 0: no rank). */
     private final double[] exact;
-    private final double[] cosines;
+    private final long[] dots;
     private final int[] meaningRanks;
     private final int[] wordsRanks;
     private final float[] floats;
@@ -52,14 +50,14 @@ final class MeaningRanking {
     final Ranking words;
 
     private MeaningRanking(boolean hybrid, int rrfK, double wordsWeight, double meaningWeight, double[] exact,
-                           double[] cosines, int[] meaningRanks, int[] wordsRanks, float[] floats, int[][] docs,
+                           long[] dots, int[] meaningRanks, int[] wordsRanks, float[] floats, int[][] docs,
                            float maxScore, Ranking words) {
         this.hybrid = hybrid;
         this.rrfK = rrfK;
         this.wordsWeight = wordsWeight;
         this.meaningWeight = meaningWeight;
         this.exact = exact;
-        this.cosines = cosines;
+        this.dots = dots;
         this.meaningRanks = meaningRanks;
         this.wordsRanks = wordsRanks;
         this.floats = floats;
@@ -68,86 +66,90 @@ final class MeaningRanking {
         this.words = words;
     }
 
-    /** The ranking of every row; {@code words} (hybrid: null where the words field is not mapped) the shard's
-     * exact words ranking. */
+    /**
+     * The ranking of every row; {@code words} (hybrid: null where the words field is not mapped) the shard's exact
+     * words ranking. Each segment's vectors come from {@link GridVectors} (decoded once per segment core, charged
+     * to {@code cacheBreaker}); what this question alone holds (about 50 bytes a document of the shard) is charged
+     * to {@code work}, and its cancellation checked every {@link GridVectors#CHECK_EVERY} rows.
+     */
     static MeaningRanking of(IndexReader reader, String orderField, int[] question, boolean hybrid, Ranking words,
-                             int rrfK, double wordsWeight, double meaningWeight, Runnable checkCancelled)
+                             int rrfK, double wordsWeight, double meaningWeight, Work.Breaker cacheBreaker, Work work)
         throws IOException {
         int maxDoc = reader.maxDoc();
-        double[] cosines = new double[maxDoc];
-        long[] dots = new long[maxDoc];
-        long[] orders = new long[maxDoc];
-        int[] rows = new int[Math.min(maxDoc, 1024)];
-        int count = 0;
         boolean near = false;
         for (int d = 0; d < question.length; d++) {
             near |= question[d] != 0;
         }
         List<LeafReaderContext> leaves = reader.leaves();
+        GridVectors[] segments = new GridVectors[leaves.size()];
+        int rows = 0;
         if (near) {
             for (LeafReaderContext leaf : leaves) {
-                checkCancelled.run();
-                BinaryDocValues vectors = leaf.reader().getBinaryDocValues(GRID_FIELD);
-                if (vectors == null) {
-                    continue;
-                }
-                SortedNumericDocValues order = DocValues.getSortedNumeric(leaf.reader(), orderField);
-                Bits live = leaf.reader().getLiveDocs();
-                for (int doc = vectors.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = vectors.nextDoc()) {
-                    if (live != null && !live.get(doc)) {
-                        continue;
-                    }
-                    int global = leaf.docBase + doc;
-                    dots[global] = dot(vectors.binaryValue(), question);
-                    cosines[global] = dots[global] * 0x1p-40;
-                    orders[global] = order.advanceExact(doc) ? order.nextValue() : Long.MAX_VALUE;
-                    if (count == rows.length) {
-                        rows = Arrays.copyOf(rows, count * 2);
-                    }
-                    rows[count++] = global;
-                }
+                work.checkCancelled();
+                segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, cacheBreaker, work);
+                rows += segments[leaf.ord].rows();
             }
         }
-        checkCancelled.run();
-        // Meaning: by dot product (the cosine's order exactly), then corpus order, then document id.
-        Integer[] byMeaning = boxed(rows, count);
-        Arrays.sort(byMeaning, (x, y) -> {
-            int c = Long.compare(dots[y], dots[x]);
-            if (c != 0) {
-                return c;
+        int[] byWords = hybrid && near && words != null ? words.ranked() : new int[0];
+        // Per document of the shard: dots, orders, exact (8 each), two ranks and a float (4 each); per row of a
+        // sort (meaning's, and hybrid's of every row reached): its keys (8 + 8 + 4), and the ranking's ids, sorted
+        // ids and leaf ids (4 each).
+        work.charge(40L * maxDoc + 32L * (rows + (hybrid ? rows + byWords.length : 0)));
+        long[] dots = new long[maxDoc];
+        long[] orders = new long[maxDoc];
+        // Meaning: every live row with a vector, by dot product (the cosine's order exactly), then corpus order,
+        // then document id; sorted as primitive keys (boxed Integers and a comparator took milliseconds).
+        Rows byMeaning = new Rows(rows);
+        for (LeafReaderContext leaf : leaves) {
+            GridVectors segment = segments[leaf.ord];
+            if (segment == null) {
+                continue;
             }
-            c = Long.compare(orders[x], orders[y]);
-            return c != 0 ? c : Integer.compare(x, y);
-        });
+            Bits live = leaf.reader().getLiveDocs();
+            for (int row = 0; row < segment.rows(); row++) {
+                if (row % GridVectors.CHECK_EVERY == 0) {
+                    work.checkCancelled();
+                }
+                int doc = segment.docs[row];
+                if (live != null && !live.get(doc)) {
+                    continue;
+                }
+                int global = leaf.docBase + doc;
+                dots[global] = segment.dot(row, question);
+                orders[global] = segment.orders[row];
+                byMeaning.add(dots[global], orders[global], global);
+            }
+        }
+        work.checkCancelled();
+        byMeaning.sort();
+        int count = byMeaning.count;
         int[] meaningRanks = new int[maxDoc];
         for (int r = 0; r < count; r++) {
-            meaningRanks[byMeaning[r]] = r + 1;
+            meaningRanks[byMeaning.ids[r]] = r + 1;
         }
         int[] wordsRanks = new int[maxDoc];
         double[] exact = new double[maxDoc];
         int[] ranked;
         if (!hybrid) {
-            ranked = new int[count];
-            for (int r = 0; r < count; r++) {
-                ranked[r] = byMeaning[r];
-                exact[ranked[r]] = cosines[ranked[r]];
+            ranked = Arrays.copyOf(byMeaning.ids, count);
+            for (int global : ranked) {
+                exact[global] = dots[global] * 0x1p-40;
             }
         } else {
-            int[] byWords = near && words != null ? words.ranked() : new int[0];
             for (int r = 0; r < byWords.length; r++) {
                 wordsRanks[byWords[r]] = r + 1;
             }
             // Every row reached: all rows with a vector, and any law words reach that has none.
-            int reached = count;
-            int[] all = Arrays.copyOf(rows, count + byWords.length);
-            for (int global : byWords) {
-                if (meaningRanks[global] == 0) {  // a law without a vector (none in an index lawindex loads)
-                    all[reached++] = global;
+            Rows fused = new Rows(count + byWords.length);
+            for (int i = 0; i < count + byWords.length; i++) {
+                int global = i < count ? byMeaning.ids[i] : byWords[i - count];
+                if (i >= count) {
+                    if (meaningRanks[global] != 0) {
+                        continue;  // reached by both ways: fused once
+                    }
+                    // A law without a vector (none in an index lawindex loads).
                     orders[global] = orderOf(leaves, orderField, global);
                 }
-            }
-            for (int i = 0; i < reached; i++) {
-                int global = all[i];
                 double score = 0.0;
                 if (wordsRanks[global] > 0) {
                     score += wordsWeight / (double) (rrfK + wordsRanks[global]);
@@ -156,21 +158,13 @@ final class MeaningRanking {
                     score += meaningWeight / (double) (rrfK + meaningRanks[global]);
                 }
                 exact[global] = score;
+                // A score is 0.0 plus parts >= 0 (the weights are finite and >= 0): never -0.0 or NaN, so its
+                // bits order as it does.
+                fused.add(Double.doubleToLongBits(score), orders[global], global);
             }
-            checkCancelled.run();
-            Integer[] fused = boxed(all, reached);
-            Arrays.sort(fused, (x, y) -> {
-                int c = Double.compare(exact[y], exact[x]);
-                if (c != 0) {
-                    return c;
-                }
-                c = Long.compare(orders[x], orders[y]);
-                return c != 0 ? c : Integer.compare(x, y);
-            });
-            ranked = new int[reached];
-            for (int r = 0; r < reached; r++) {
-                ranked[r] = fused[r];
-            }
+            work.checkCancelled();
+            fused.sort();
+            ranked = Arrays.copyOf(fused.ids, fused.count);
         }
         float[] floats = new float[maxDoc];
         Arrays.fill(floats, Float.NaN);
@@ -204,59 +198,85 @@ final class MeaningRanking {
             from = to;
         }
         float maxScore = ranked.length == 0 ? 0f : floats[ranked[0]];
-        return new MeaningRanking(hybrid, rrfK, wordsWeight, meaningWeight, exact, cosines, meaningRanks, wordsRanks,
+        return new MeaningRanking(hybrid, rrfK, wordsWeight, meaningWeight, exact, dots, meaningRanks, wordsRanks,
             floats, docs, maxScore, words);
+    }
+
+    /**
+     * Rows to rank: each a key (best highest), its corpus order and its document id, sorted in place best first,
+     * then by corpus order, then by id: a total order, so the answer never depends on the sort's own steps.
+     * Lucene's IntroSorter (quicksort, heapsort past its depth): n log n comparisons of primitives at worst.
+     */
+    private static final class Rows extends IntroSorter {
+        final long[] keys;
+        final long[] orders;
+        final int[] ids;
+        int count;
+        private long pivotKey;
+        private long pivotOrder;
+        private int pivotId;
+
+        Rows(int capacity) {
+            keys = new long[capacity];
+            orders = new long[capacity];
+            ids = new int[capacity];
+        }
+
+        void add(long key, long order, int id) {
+            keys[count] = key;
+            orders[count] = order;
+            ids[count] = id;
+            count++;
+        }
+
+        void sort() {
+            sort(0, count);
+        }
+
+        private static int compare(long key, long order, int id, long otherKey, long otherOrder, int otherId) {
+            int c = Long.compare(otherKey, key);
+            if (c != 0) {
+                return c;
+            }
+            c = Long.compare(order, otherOrder);
+            return c != 0 ? c : Integer.compare(id, otherId);
+        }
+
+        @Override
+        protected int compare(int i, int j) {
+            return compare(keys[i], orders[i], ids[i], keys[j], orders[j], ids[j]);
+        }
+
+        @Override
+        protected void setPivot(int i) {
+            pivotKey = keys[i];
+            pivotOrder = orders[i];
+            pivotId = ids[i];
+        }
+
+        @Override
+        protected int comparePivot(int j) {
+            return compare(pivotKey, pivotOrder, pivotId, keys[j], orders[j], ids[j]);
+        }
+
+        @Override
+        protected void swap(int i, int j) {
+            long key = keys[i];
+            keys[i] = keys[j];
+            keys[j] = key;
+            long order = orders[i];
+            orders[i] = orders[j];
+            orders[j] = order;
+            int id = ids[i];
+            ids[i] = ids[j];
+            ids[j] = id;
+        }
     }
 
     private static long orderOf(List<LeafReaderContext> leaves, String orderField, int global) throws IOException {
         LeafReaderContext leaf = leaves.get(org.apache.lucene.index.ReaderUtil.subIndex(global, leaves));
         SortedNumericDocValues order = DocValues.getSortedNumeric(leaf.reader(), orderField);
         return order.advanceExact(global - leaf.docBase) ? order.nextValue() : Long.MAX_VALUE;
-    }
-
-    private static Integer[] boxed(int[] values, int count) {
-        Integer[] out = new Integer[count];
-        for (int i = 0; i < count; i++) {
-            out[i] = values[i];
-        }
-        return out;
-    }
-
-    /**
-     * The dot product of a stored vector with the question's, in grid units. OpenSearch's binary doc values
-     * hold a count of values (vInt), then each value as its length (vInt) and bytes: one value of 1024 bytes.
-     */
-    static long dot(BytesRef stored, int[] question) {
-        byte[] b = stored.bytes;
-        int at = stored.offset;
-        int[] read = new int[1];
-        int values = vInt(b, at, read);
-        at = read[0];
-        int length = vInt(b, at, read);
-        at = read[0];
-        if (values != 1 || length != 4 * question.length) {
-            throw new IllegalStateException("[" + GRID_FIELD + "] holds " + values + " value(s) of " + length
-                + " bytes, not one of " + 4 * question.length + " (256 little-endian int32)");
-        }
-        long dot = 0;
-        for (int d = 0; d < question.length; d++, at += 4) {
-            int unit = (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | b[at + 3] << 24;
-            dot += (long) unit * question[d];
-        }
-        return dot;
-    }
-
-    private static int vInt(byte[] b, int at, int[] next) {
-        int value = 0;
-        for (int shift = 0; shift < 35; shift += 7) {
-            byte one = b[at++];
-            value |= (one & 0x7f) << shift;
-            if (one >= 0) {
-                next[0] = at;
-                return value;
-            }
-        }
-        throw new IllegalStateException("[" + GRID_FIELD + "] is not OpenSearch's binary doc values");
     }
 
     int[] docs(int leafOrd) {
@@ -280,7 +300,7 @@ final class MeaningRanking {
     }
 
     double cosine(int global) {
-        return cosines[global];
+        return dots[global] * 0x1p-40;
     }
 
     int meaningRank(int global) {
