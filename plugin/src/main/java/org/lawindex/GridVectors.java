@@ -28,9 +28,13 @@ import org.apache.lucene.util.BytesRef;
  * <p>Memory: 1,036 bytes a row (1,024 of grid units, 8 of order, 4 of id), charged before it is allocated to
  * the breaker given (the node's fielddata breaker, {@code indices.breaker.fielddata.limit}, which is what
  * OpenSearch charges its own per-segment field data to, and shows in {@code _nodes/stats/breaker}), and given back
- * when the core closes. Past the breaker's limit the question is refused (429, naming the breaker), as a
- * terms aggregation on text field data would be. A segment is decoded by one request at a time; a request
- * cancelled while decoding keeps nothing and releases its charge.
+ * when the core closes. The cache is bounded by the node setting {@code lawindex.vector_cache.size} (10% of the
+ * heap by default: 51 MB of a 512 MB node, about 50,000 rows, eight Texases): past it the segments least recently
+ * asked are dropped first, and a segment that does not fit at all is decoded for its request alone (charged to
+ * the request breaker, released with it), as every question read them before. So 50 states asked by meaning on
+ * a small node answer as before, never a 429 for the cache's sake, and the fielddata breaker keeps its room for
+ * OpenSearch's own field data. A segment is decoded by one request at a time; a request cancelled while decoding
+ * keeps nothing and releases its charge.
  */
 final class GridVectors {
     static final String FIELD = "vector_grid";
@@ -59,6 +63,13 @@ final class GridVectors {
     }
 
     private static final GridVectors NONE = new GridVectors(new int[0], new int[0], new long[0], 0);
+
+    /** The cache's bound in bytes (lawindex.vector_cache.size; set by the plugin from the node's settings). */
+    private static volatile long limit = 64L << 20;
+    /** The bytes cached (every slot filled), and a clock of use for the least-recently-used eviction. */
+    private static long held;
+    private static long clock;
+    private static final Object BOOK = new Object();
 
     /** The cached segments, by core and order field; what each was charged to is kept to release it. */
     private static final Map<Key, Slot> CACHE = new ConcurrentHashMap<>();
@@ -90,6 +101,12 @@ final class GridVectors {
         GridVectors vectors;
         Work.Breaker chargedTo;
         boolean closed;
+        /** The clock when last asked (guarded by BOOK). */
+        long used;
+    }
+
+    static void limit(long bytes) {
+        limit = bytes;
     }
 
     /**
@@ -104,9 +121,17 @@ final class GridVectors {
         }
         IndexReader.CacheKey core = helper.getKey();
         Key key = new Key(core, orderField);
+        // Charged for every document before it is read: a segment past the bound is never cached.
+        if (ROW_BYTES * reader.maxDoc() > limit) {
+            return decode(reader, orderField, work, work::charge, work::release);
+        }
         Slot slot = CACHE.computeIfAbsent(key, k -> new Slot());
+        GridVectors vectors;
         synchronized (slot) {
             if (slot.vectors != null) {
+                synchronized (BOOK) {
+                    slot.used = ++clock;
+                }
                 return slot.vectors;
             }
             if (WATCHED.putIfAbsent(core, Boolean.TRUE) == null) {
@@ -114,14 +139,64 @@ final class GridVectors {
             }
             Work.Breaker breaker = Objects.requireNonNull(cacheBreaker);
             String label = "lawindex vector_grid of a segment";
-            GridVectors vectors = decode(reader, orderField, work, bytes -> breaker.charge(bytes, label), breaker::release);
+            vectors = decode(reader, orderField, work, bytes -> breaker.charge(bytes, label), breaker::release);
             if (slot.closed) {  // the core closed while it was decoded: keep nothing
                 breaker.release(vectors.bytes);
                 return vectors;
             }
             slot.vectors = vectors;
             slot.chargedTo = breaker;
-            return vectors;
+            synchronized (BOOK) {
+                slot.used = ++clock;
+                held += vectors.bytes;
+            }
+        }
+        evictPastLimit(slot);
+        return vectors;
+    }
+
+    /** While the cache holds more than its bound, the segment least recently asked (never {@code kept}) dropped. */
+    private static void evictPastLimit(Slot kept) {
+        while (true) {
+            Key oldest = null;
+            long oldestUse = Long.MAX_VALUE;
+            synchronized (BOOK) {
+                if (held <= limit) {
+                    return;
+                }
+                // A scan of the cached segments (one a segment of each index asked: hundreds at most) per eviction.
+                for (Map.Entry<Key, Slot> entry : CACHE.entrySet()) {
+                    Slot slot = entry.getValue();
+                    if (slot != kept && slot.used > 0 && slot.used < oldestUse) {
+                        oldest = entry.getKey();
+                        oldestUse = slot.used;
+                    }
+                }
+            }
+            if (oldest == null) {
+                return;  // only `kept` is left: it fits the bound by itself (checked before it was decoded)
+            }
+            drop(oldest);
+        }
+    }
+
+    /** A segment dropped from the cache and its bytes given back (a request still ranking with it keeps its arrays
+     * until it ends). */
+    private static void drop(Key key) {
+        Slot slot = CACHE.remove(key);
+        if (slot == null) {
+            return;
+        }
+        synchronized (slot) {
+            slot.closed = true;
+            if (slot.vectors != null) {
+                slot.chargedTo.release(slot.vectors.bytes);
+                synchronized (BOOK) {
+                    held -= slot.vectors.bytes;
+                    slot.used = 0;
+                }
+                slot.vectors = null;
+            }
         }
     }
 
@@ -129,32 +204,17 @@ final class GridVectors {
     private static void closed(IndexReader.CacheKey core) {
         WATCHED.remove(core);
         for (Key key : CACHE.keySet()) {
-            if (key.core != core) {
-                continue;
-            }
-            Slot slot = CACHE.remove(key);
-            if (slot == null) {
-                continue;
-            }
-            synchronized (slot) {
-                slot.closed = true;
-                if (slot.vectors != null) {
-                    slot.chargedTo.release(slot.vectors.bytes);
-                    slot.vectors = null;
-                }
+            if (key.core == core) {
+                drop(key);
             }
         }
     }
 
     /** The bytes every cached segment holds on this node (tests read it). */
     static long cachedBytes() {
-        long total = 0;
-        for (Slot slot : CACHE.values()) {
-            synchronized (slot) {
-                total += slot.vectors == null ? 0 : slot.vectors.bytes;
-            }
+        synchronized (BOOK) {
+            return held;
         }
-        return total;
     }
 
     private interface Charge {
