@@ -31,10 +31,11 @@ import org.apache.lucene.util.BytesRef;
  * when the core closes. The cache is bounded by the node setting {@code lawindex.vector_cache.size} (10% of the
  * heap by default: 51 MB of a 512 MB node, about 50,000 rows, eight Texases): past it the segments least recently
  * asked are dropped first, and a segment that does not fit at all is decoded for its request alone (charged to
- * the request breaker, released with it), as every question read them before. So 50 states asked by meaning on
- * a small node answer as before, never a 429 for the cache's sake, and the fielddata breaker keeps its room for
- * OpenSearch's own field data. A segment is decoded by one request at a time; a request cancelled while decoding
- * keeps nothing and releases its charge.
+ * the request breaker, released with it), as every question read them before. The bound is a quarter of the
+ * fielddata breaker's default limit (40%), so 50 states asked by meaning on a small node answer as before and the
+ * breaker keeps its room for OpenSearch's own field data; only a fielddata breaker that field data has already
+ * filled refuses a segment's charge (429, naming the breaker). A segment is decoded by one request at a time; a
+ * request cancelled while decoding keeps nothing and releases its charge.
  */
 final class GridVectors {
     static final String FIELD = "vector_grid";
