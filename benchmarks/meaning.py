@@ -1,7 +1,7 @@
 """Meaning and hybrid against words: what the vectors cost to make, to load, to ask, to keep and to serve.
 
     python -m benchmarks.meaning [--url URL] [--laws 6000] [--questions 100] [--rounds 2]
-                                 [--states 50 --memory-laws 15000] [--port 12100]
+                                 [--states 50 --memory-laws 15000] [--port 12100] [--before URL]
 
 Every figure is printed beside its words baseline, measured in the same run on the same corpus and the same
 questions (equal work both sides), and as a ratio to it:
@@ -17,6 +17,11 @@ questions (equal work both sides), and as a ratio to it:
   reference engine, indexer.retrieval.meaning), the same questions each, rounds alternating the ways; p50 and
   p99 of each question's latency, and each way's p50 over words' on the same engine; on OpenSearch also hybrid
   with both rankings fetched whole (its first window the state's size: what hybrid did before its windows).
+- plugin, before: with `--before URL`, a second node whose lawindex plugin is another tree's (main's, say: start
+  it with that tree's `lawindex opensearch start`); the plugin-path state loaded on it too and asked the same
+  questions, alternating with this node question by question, so that a change to the plugin is measured
+  against the plugin it replaces in the same run, on the same loaded machine. `--skip windows inprocess` leaves
+  out the other engines (and the k-NN load the windows need).
 - memory: `lawindex serve` (one worker, its own process) on --states generated states (--memory-laws laws in
   all), loaded with vectors and without; its resident memory at start, after 5 questions a state by words, and
   (with vectors) after 5 more a state by meaning and 5 by hybrid.
@@ -49,7 +54,7 @@ from indexer.service.engines import ClusterEngine
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
-SECTIONS = ["embedding", "load", "ask", "plugin", "whole", "samples", "memory"]
+SECTIONS = ["embedding", "load", "ask", "plugin", "whole", "windows", "inprocess", "samples", "memory"]
 WHOLE = "hybrid, whole rankings"  # the baseline of hybrid's windows: what it fetched before them
 
 
@@ -138,7 +143,9 @@ def plugin_loaded(url: str, corpus: Corpus) -> Connection:
     return connection
 
 
-def node_time(connection: Connection, corpus: Corpus, questions: Sequence[str]) -> None:
+def node_time(
+    connection: Connection, corpus: Corpus, questions: Sequence[str], name: str = "", zipped: bool = True
+) -> None:
     """The node's own time per question through the plugin (`took`, and the profile's query time of the
     lawindex query: its ranking of every row), and the plugin zip's size."""
     from indexer.node import plugin
@@ -146,7 +153,11 @@ def node_time(connection: Connection, corpus: Corpus, questions: Sequence[str]) 
 
     client = connection.client()
     alias = alias_of(corpus.state, connection.namespace)
-    print(f"\nthe node's own time through the plugin, {len(questions)} questions, size 8 (took; profile's query):")
+    for question in questions[:3]:  # warmed: each segment's vectors decoded, the embedder loaded
+        for by in WAYS:
+            client.search(index=alias, body={"size": 8, "query": {"lawindex": {"question": question, "by": by}}})
+    asked = f"{len(questions)} questions, size 8"
+    print(f"\nthe node's own time through the plugin{name}, {asked} (took; profile's query):")
     for by in WAYS:
         took, query = [], []
         for question in questions:
@@ -159,26 +170,36 @@ def node_time(connection: Connection, corpus: Corpus, questions: Sequence[str]) 
             f"  {by:<8} took p50 {percentile(took, 50):6.2f} ms  p99 {percentile(took, 99):6.2f} ms;  "
             f"query (ranking every row) p50 {percentile(query, 50):6.2f} ms  p99 {percentile(query, 99):6.2f} ms"
         )
-    zipped = plugin.build(server_version(client))
-    size = zipped.stat().st_size / 2**20
-    print(f"  the plugin zip for OpenSearch {server_version(client)}: {size:.1f} MiB ({zipped.name})")
+    if zipped:  # this tree's zip (the node of --before runs another tree's)
+        built = plugin.build(server_version(client))
+        size = built.stat().st_size / 2**20
+        print(f"  the plugin zip for OpenSearch {server_version(client)}: {size:.1f} MiB ({built.name})")
 
 
 def asking(
-    connection: Connection,
+    connection: Connection | None,
     corpus: Corpus,
     questions: Sequence[str],
     rounds: int,
     plugged: Connection | None = None,
     whole_too: bool = True,
+    before: Connection | None = None,
+    in_process: bool = True,
 ) -> None:
-    engine = ClusterEngine(connection)
+    """`connection`: the k-NN index the windows ask (None: no windows); `plugged` and `before`: the plugin-path
+    index on this node and on the node of the plugin before (each None: not asked)."""
     sides: dict[str, Callable[[str, str], object]] = {}
     if plugged is not None:
         through = ClusterEngine(plugged)
         sides["plugin"] = lambda question, by: through.ask(corpus.state, question, 8, by)
-    sides["windows"] = lambda question, by: engine.ask(corpus.state, question, 8, by)
-    sides["in process"] = lambda question, by: rank.answer(corpus, question, 8, by)
+    if before is not None:
+        former = ClusterEngine(before)
+        sides["plugin, before"] = lambda question, by: former.ask(corpus.state, question, 8, by)
+    if connection is not None:
+        engine = ClusterEngine(connection)
+        sides["windows"] = lambda question, by: engine.ask(corpus.state, question, 8, by)
+    if in_process:
+        sides["in process"] = lambda question, by: rank.answer(corpus, question, 8, by)
 
     def whole(question: str) -> object:
         """Hybrid as it was before its windows: both rankings whole (the first window the state's size)."""
@@ -197,6 +218,18 @@ def asking(
     latencies: dict[tuple[str, str], list[float]] = {(side, by): [] for side in sides for by in ways[side]}
     for _ in range(rounds):
         for side, ask in sides.items():
+            if side == "plugin, before":
+                continue  # asked with "plugin"
+            if side == "plugin":
+                # Question by question, each way in turn, the plugin before beside: a shared machine's load moves
+                # within a minute, and a way asked in a block of its own met another machine than words did.
+                for question in questions:
+                    for by in ways[side]:
+                        for one in [name for name in ("plugin, before", "plugin") if name in sides]:
+                            began = time.perf_counter()
+                            sides[one](question, by)
+                            latencies[one, by].append((time.perf_counter() - began) * 1000)
+                continue
             for by in ways[side]:
                 for question in questions:
                     if by == WHOLE:
@@ -209,15 +242,23 @@ def asking(
                     latencies[side, by].append((time.perf_counter() - began) * 1000)
     state = f"{len(corpus.laws):,}-law state"
     print(f"\nask {len(questions)} generated questions x {rounds} rounds, each way, limit 8, on the {state}")
-    print(f"  {'engine':<11} {'way':<23} {'p50 ms':>9} {'p99 ms':>9}   p50 / words   p99 / words")
+    print(f"  {'engine':<14} {'way':<23} {'p50 ms':>9} {'p99 ms':>9}   p50 / words   p99 / words")
     for side in sides:
         base = latencies[side, "words"]
         for by in ways[side]:
             got = latencies[side, by]
             p50, p99 = percentile(got, 50), percentile(got, 99)
             print(
-                f"  {side:<11} {by:<23} {p50:9.2f} {p99:9.2f}   "
+                f"  {side:<14} {by:<23} {p50:9.2f} {p99:9.2f}   "
                 f"{p50 / percentile(base, 50):10.2f}x   {p99 / percentile(base, 99):10.2f}x"
+            )
+    if "plugin, before" in sides:
+        print("  the plugin against the plugin before, the same questions alternating (p50 and p99 after / before):")
+        for by in WAYS:
+            now, was = latencies["plugin", by], latencies["plugin, before", by]
+            print(
+                f"    {by:<8} p50 {percentile(now, 50) / percentile(was, 50):5.2f}x   "
+                f"p99 {percentile(now, 99) / percentile(was, 99):5.2f}x"
             )
 
 
@@ -329,6 +370,7 @@ def main() -> None:
     parser.add_argument("--memory-laws", type=int, default=15000)
     parser.add_argument("--port", type=int, default=12100)
     parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
+    parser.add_argument("--before", help="a node with the plugin before (another tree's): asked alternately")
     args = parser.parse_args()
     if not args.url:
         raise SystemExit("benchmarks/meaning.py needs an OpenSearch with k-NN: --url or OPENSEARCH_URL")
@@ -339,15 +381,20 @@ def main() -> None:
     if "embedding" not in args.skip:
         embedding(corpus, args.rounds)
     if "load" not in args.skip or "ask" not in args.skip:
-        kept = loading(args.url, corpus, args.rounds)
+        windows = "windows" not in args.skip
+        kept = loading(args.url, corpus, args.rounds) if "load" not in args.skip or windows else None
         plugged = None if "plugin" in args.skip else plugin_loaded(args.url, corpus)
+        before = plugin_loaded(args.before, corpus) if args.before and plugged is not None else None
         try:
             if "ask" not in args.skip:
-                asking(kept, corpus, questions, args.rounds, plugged, "whole" not in args.skip)
+                whole, in_process = "whole" not in args.skip, "inprocess" not in args.skip
+                asking(kept if windows else None, corpus, questions, args.rounds, plugged, whole, before, in_process)
             if plugged is not None:
                 node_time(plugged, corpus, questions)
+            if before is not None:
+                node_time(before, corpus, questions, f" before ({args.before})", zipped=False)
         finally:
-            for one in (kept, plugged):
+            for one in (kept, plugged, before):
                 if one is not None:
                     client = one.client()
                     client.indices.delete(index=f"{one.namespace}*", ignore_unavailable=True, allow_no_indices=True)

@@ -108,7 +108,7 @@ public final class LawindexQuery extends Query {
      * default) whose terms enums run those checks when made, and throw TaskCancelledException or the query
      * phase's TimeExceededException. On another reader this only makes an enum.
      */
-    private static Runnable cancellation(IndexReader reader, String field) {
+    static Runnable cancellation(IndexReader reader, String field) {
         List<LeafReaderContext> leaves = reader.leaves();
         return () -> {
             try {

@@ -242,7 +242,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         int[] grid = Embedder.shipped().grid(question);
         Query words = Fusion.HYBRID.equals(by) ? wordsQuery(context) : null;
         return new MeaningQuery(question, grid, order, Fusion.HYBRID.equals(by),
-            words instanceof LawindexQuery ? (LawindexQuery) words : null, rrfK, wordsWeight, meaningWeight);
+            words instanceof LawindexQuery ? (LawindexQuery) words : null, rrfK, wordsWeight, meaningWeight,
+            RequestBreaker.of(context), RequestBreaker.fielddata(context));
     }
 
     private Query wordsQuery(QueryShardContext context) throws IOException {

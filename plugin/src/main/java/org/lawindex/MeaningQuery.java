@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.Objects;
 
+import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.Explanation;
@@ -35,9 +36,14 @@ final class MeaningQuery extends Query {
     private final double wordsWeight;
     private final double meaningWeight;
 
+    /** The request's breaker (what this question holds while it ranks) and the fielddata breaker (each segment's
+     * vectors, kept per segment core: GridVectors); neither part of the query's identity. */
+    private final Work.Breaker breaker;
+    private final Work.Breaker cacheBreaker;
+
     /** By meaning, or hybrid with {@code words}: the words query of the same question (null: words reach nothing). */
     MeaningQuery(String question, int[] grid, String orderField, boolean hybrid, LawindexQuery words, int rrfK,
-                 double wordsWeight, double meaningWeight) {
+                 double wordsWeight, double meaningWeight, Work.Breaker breaker, Work.Breaker cacheBreaker) {
         this.hybrid = hybrid;
         this.question = Objects.requireNonNull(question);
         this.grid = grid.clone();
@@ -46,6 +52,8 @@ final class MeaningQuery extends Query {
         this.rrfK = rrfK;
         this.wordsWeight = wordsWeight;
         this.meaningWeight = meaningWeight;
+        this.breaker = breaker == null ? Work.UNLIMITED : breaker;
+        this.cacheBreaker = cacheBreaker == null ? Work.UNLIMITED : cacheBreaker;
     }
 
     /** The ranking last made, and the reader it was made of (explain asks for a weight once per hit). */
@@ -66,29 +74,27 @@ final class MeaningQuery extends Query {
      * The ranking of the searcher's reader: made once per reader, so that the fetch phase's explain of each hit
      * (a weight per hit: 6,000 hits of a 6,000-row state were 6,000 rankings, 60 s) reuses the query phase's.
      */
-    private MeaningRanking ranking(IndexSearcher searcher) throws IOException {
+    MeaningRanking ranking(IndexSearcher searcher) throws IOException {
+        IndexReader reader = searcher.getIndexReader();
         Object[] last;
         synchronized (this) {
             last = made;
         }
-        if (last != null && last[0] == searcher.getIndexReader()) {
+        if (last != null && last[0] == reader) {
             return (MeaningRanking) last[1];
         }
         Ranking byWords = words == null ? null : words.ranking(searcher);
-        MeaningRanking ranking = MeaningRanking.of(searcher.getIndexReader(), orderField, grid, hybrid, byWords, rrfK,
-            wordsWeight, meaningWeight, MeaningQuery::checkInterrupted);
+        MeaningRanking ranking;
+        // Cancellation and the timeout are checked through OpenSearch's reader as the words query checks them,
+        // on the terms of _id (a field every document has).
+        try (Work work = new Work(breaker, LawindexQuery.cancellation(reader, "_id"))) {
+            ranking = MeaningRanking.of(reader, orderField, grid, hybrid, byWords, rrfK, wordsWeight, meaningWeight,
+                cacheBreaker, work);
+        }
         synchronized (this) {
-            made = new Object[] {searcher.getIndexReader(), ranking};
+            made = new Object[] {reader, ranking};
         }
         return ranking;
-    }
-
-    private static void checkInterrupted() {
-        // OpenSearch cancels a search task by its own checks between phases and segments; a thread interrupted
-        // (node shutting down) stops here between segments too.
-        if (Thread.currentThread().isInterrupted()) {
-            throw new IllegalStateException("the lawindex query was interrupted");
-        }
     }
 
     @Override

@@ -4,14 +4,12 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
-import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedNumericDocValues;
-import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.util.Bits;
-import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.IntroSorter;
 
 /**
  * The reference engine's ranking by meaning or hybrid (indexer/retrieval/meaning.py) on one shard, computed
@@ -36,14 +34,14 @@ import org.apache.lucene.util.BytesRef;
  * the vectors (256 multiply-adds a row), one sort, a few arrays of the shard's size.
  */
 final class MeaningRanking {
-    static final String GRID_FIELD = "vector_grid";
+    static final String GRID_FIELD = GridVectors.FIELD;
     final boolean hybrid;
     final int rrfK;
     final double wordsWeight;
     final double meaningWeight;
     /** Per global document (NaN / 0: no rank). */
     private final double[] exact;
-    private final double[] cosines;
+    private final long[] dots;
     private final int[] meaningRanks;
     private final int[] wordsRanks;
     private final float[] floats;
@@ -52,14 +50,14 @@ final class MeaningRanking {
     final Ranking words;
 
     private MeaningRanking(boolean hybrid, int rrfK, double wordsWeight, double meaningWeight, double[] exact,
-                           double[] cosines, int[] meaningRanks, int[] wordsRanks, float[] floats, int[][] docs,
+                           long[] dots, int[] meaningRanks, int[] wordsRanks, float[] floats, int[][] docs,
                            float maxScore, Ranking words) {
         this.hybrid = hybrid;
         this.rrfK = rrfK;
         this.wordsWeight = wordsWeight;
         this.meaningWeight = meaningWeight;
         this.exact = exact;
-        this.cosines = cosines;
+        this.dots = dots;
         this.meaningRanks = meaningRanks;
         this.wordsRanks = wordsRanks;
         this.floats = floats;
@@ -68,86 +66,90 @@ final class MeaningRanking {
         this.words = words;
     }
 
-    /** The ranking of every row; {@code words} (hybrid: null where the words field is not mapped) the shard's
-     * exact words ranking. */
+    /**
+     * The ranking of every row; {@code words} (hybrid: null where the words field is not mapped) the shard's exact
+     * words ranking. Each segment's vectors come from {@link GridVectors} (decoded once per segment core, charged
+     * to {@code cacheBreaker}); what this question alone holds (about 50 bytes a document of the shard) is charged
+     * to {@code work}, and its cancellation checked every {@link GridVectors#CHECK_EVERY} rows.
+     */
     static MeaningRanking of(IndexReader reader, String orderField, int[] question, boolean hybrid, Ranking words,
-                             int rrfK, double wordsWeight, double meaningWeight, Runnable checkCancelled)
+                             int rrfK, double wordsWeight, double meaningWeight, Work.Breaker cacheBreaker, Work work)
         throws IOException {
         int maxDoc = reader.maxDoc();
-        double[] cosines = new double[maxDoc];
-        long[] dots = new long[maxDoc];
-        long[] orders = new long[maxDoc];
-        int[] rows = new int[Math.min(maxDoc, 1024)];
-        int count = 0;
         boolean near = false;
         for (int d = 0; d < question.length; d++) {
             near |= question[d] != 0;
         }
         List<LeafReaderContext> leaves = reader.leaves();
+        GridVectors[] segments = new GridVectors[leaves.size()];
+        int rows = 0;
         if (near) {
             for (LeafReaderContext leaf : leaves) {
-                checkCancelled.run();
-                BinaryDocValues vectors = leaf.reader().getBinaryDocValues(GRID_FIELD);
-                if (vectors == null) {
-                    continue;
-                }
-                SortedNumericDocValues order = DocValues.getSortedNumeric(leaf.reader(), orderField);
-                Bits live = leaf.reader().getLiveDocs();
-                for (int doc = vectors.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = vectors.nextDoc()) {
-                    if (live != null && !live.get(doc)) {
-                        continue;
-                    }
-                    int global = leaf.docBase + doc;
-                    dots[global] = dot(vectors.binaryValue(), question);
-                    cosines[global] = dots[global] * 0x1p-40;
-                    orders[global] = order.advanceExact(doc) ? order.nextValue() : Long.MAX_VALUE;
-                    if (count == rows.length) {
-                        rows = Arrays.copyOf(rows, count * 2);
-                    }
-                    rows[count++] = global;
-                }
+                work.checkCancelled();
+                segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, cacheBreaker, work);
+                rows += segments[leaf.ord].rows();
             }
         }
-        checkCancelled.run();
-        // Meaning: by dot product (the cosine's order exactly), then corpus order, then document id.
-        Integer[] byMeaning = boxed(rows, count);
-        Arrays.sort(byMeaning, (x, y) -> {
-            int c = Long.compare(dots[y], dots[x]);
-            if (c != 0) {
-                return c;
+        int[] byWords = hybrid && near && words != null ? words.ranked() : new int[0];
+        // Per document of the shard: dots, orders, exact (8 each), two ranks and a float (4 each); per row of a
+        // sort (meaning's, and hybrid's of every row reached): its keys (8 + 8 + 4) twice, its packed key (8), and
+        // the ranking's ids and leaf ids (4 each).
+        work.charge(40L * maxDoc + 56L * (rows + (hybrid ? rows + byWords.length : 0)));
+        long[] dots = new long[maxDoc];
+        long[] orders = new long[maxDoc];
+        // Meaning: every live row with a vector, by dot product (the cosine's order exactly), then corpus order,
+        // then document id; sorted as primitive keys (boxed Integers and a comparator took milliseconds).
+        Rows byMeaning = new Rows(rows);
+        for (LeafReaderContext leaf : leaves) {
+            GridVectors segment = segments[leaf.ord];
+            if (segment == null) {
+                continue;
             }
-            c = Long.compare(orders[x], orders[y]);
-            return c != 0 ? c : Integer.compare(x, y);
-        });
+            Bits live = leaf.reader().getLiveDocs();
+            for (int row = 0; row < segment.rows(); row++) {
+                if (row % GridVectors.CHECK_EVERY == 0) {
+                    work.checkCancelled();
+                }
+                int doc = segment.docs[row];
+                if (live != null && !live.get(doc)) {
+                    continue;
+                }
+                int global = leaf.docBase + doc;
+                dots[global] = segment.dot(row, question);
+                orders[global] = segment.orders[row];
+                byMeaning.add(dots[global], orders[global], global);
+            }
+        }
+        work.checkCancelled();
+        byMeaning.sort();
+        int count = byMeaning.count;
         int[] meaningRanks = new int[maxDoc];
         for (int r = 0; r < count; r++) {
-            meaningRanks[byMeaning[r]] = r + 1;
+            meaningRanks[byMeaning.ids[r]] = r + 1;
         }
         int[] wordsRanks = new int[maxDoc];
         double[] exact = new double[maxDoc];
         int[] ranked;
         if (!hybrid) {
-            ranked = new int[count];
-            for (int r = 0; r < count; r++) {
-                ranked[r] = byMeaning[r];
-                exact[ranked[r]] = cosines[ranked[r]];
+            ranked = Arrays.copyOf(byMeaning.ids, count);
+            for (int global : ranked) {
+                exact[global] = dots[global] * 0x1p-40;
             }
         } else {
-            int[] byWords = near && words != null ? words.ranked() : new int[0];
             for (int r = 0; r < byWords.length; r++) {
                 wordsRanks[byWords[r]] = r + 1;
             }
             // Every row reached: all rows with a vector, and any law words reach that has none.
-            int reached = count;
-            int[] all = Arrays.copyOf(rows, count + byWords.length);
-            for (int global : byWords) {
-                if (meaningRanks[global] == 0) {  // a law without a vector (none in an index lawindex loads)
-                    all[reached++] = global;
+            Rows fused = new Rows(count + byWords.length);
+            for (int i = 0; i < count + byWords.length; i++) {
+                int global = i < count ? byMeaning.ids[i] : byWords[i - count];
+                if (i >= count) {
+                    if (meaningRanks[global] != 0) {
+                        continue;  // reached by both ways: fused once
+                    }
+                    // A law without a vector (none in an index lawindex loads).
                     orders[global] = orderOf(leaves, orderField, global);
                 }
-            }
-            for (int i = 0; i < reached; i++) {
-                int global = all[i];
                 double score = 0.0;
                 if (wordsRanks[global] > 0) {
                     score += wordsWeight / (double) (rrfK + wordsRanks[global]);
@@ -156,21 +158,13 @@ final class MeaningRanking {
                     score += meaningWeight / (double) (rrfK + meaningRanks[global]);
                 }
                 exact[global] = score;
+                // A score is 0.0 plus parts >= 0 (the weights are finite and >= 0): never -0.0 or NaN, so its
+                // bits order as it does.
+                fused.add(Double.doubleToLongBits(score), orders[global], global);
             }
-            checkCancelled.run();
-            Integer[] fused = boxed(all, reached);
-            Arrays.sort(fused, (x, y) -> {
-                int c = Double.compare(exact[y], exact[x]);
-                if (c != 0) {
-                    return c;
-                }
-                c = Long.compare(orders[x], orders[y]);
-                return c != 0 ? c : Integer.compare(x, y);
-            });
-            ranked = new int[reached];
-            for (int r = 0; r < reached; r++) {
-                ranked[r] = fused[r];
-            }
+            work.checkCancelled();
+            fused.sort();
+            ranked = Arrays.copyOf(fused.ids, fused.count);
         }
         float[] floats = new float[maxDoc];
         Arrays.fill(floats, Float.NaN);
@@ -186,77 +180,146 @@ final class MeaningRanking {
             }
             floats[doc] = nearest;
         }
-        int[] sorted = ranked.clone();
-        Arrays.sort(sorted);
+        // Each leaf's ranked rows, ascending: one pass over the shard's documents (no second sort).
         int[][] docs = new int[leaves.size()][];
-        int from = 0;
         for (int l = 0; l < leaves.size(); l++) {
             LeafReaderContext leaf = leaves.get(l);
-            int limit = leaf.docBase + leaf.reader().maxDoc();
-            int to = from;
-            while (to < sorted.length && sorted[to] < limit) {
-                to++;
+            int[] found = new int[leaf.reader().maxDoc()];
+            int n = 0;
+            for (int doc = 0; doc < found.length; doc++) {
+                if (!Float.isNaN(floats[leaf.docBase + doc])) {
+                    found[n++] = doc;
+                }
             }
-            docs[l] = new int[to - from];
-            for (int i = from; i < to; i++) {
-                docs[l][i - from] = sorted[i] - leaf.docBase;
-            }
-            from = to;
+            docs[l] = Arrays.copyOf(found, n);
         }
         float maxScore = ranked.length == 0 ? 0f : floats[ranked[0]];
-        return new MeaningRanking(hybrid, rrfK, wordsWeight, meaningWeight, exact, cosines, meaningRanks, wordsRanks,
+        return new MeaningRanking(hybrid, rrfK, wordsWeight, meaningWeight, exact, dots, meaningRanks, wordsRanks,
             floats, docs, maxScore, words);
+    }
+
+    /**
+     * Rows to rank: each a key (best highest), its corpus order and its document id, sorted in place best first,
+     * then by corpus order, then by id: a total order, so the answer never depends on the sort's own steps.
+     *
+     * <p>How: each row as one long, its key's distance below the highest key (truncated to the bits left by the row's
+     * index) above its index, sorted by Arrays.sort (primitive longs); then only a run of rows whose truncated keys
+     * are equal (exact ties, and keys closer than the truncation: a dot product is at most 2^41 apart from another
+     * for unit vectors, which with 6,000 rows leaves 50 bits, none truncated) is put in the full order by Lucene's
+     * IntroSorter. As Ranking does for words' floats. A sort through a comparator of the rows' arrays took 2 of the
+     * 9 ms meaning's ranking of 6,000 rows took on a loaded machine (IntroSorter alone; boxed, more).
+     */
+    private static final class Rows extends IntroSorter {
+        final long[] keys;
+        final long[] orders;
+        final int[] ids;
+        int count;
+        private long pivotKey;
+        private long pivotOrder;
+        private int pivotId;
+
+        Rows(int capacity) {
+            keys = new long[capacity];
+            orders = new long[capacity];
+            ids = new int[capacity];
+        }
+
+        void add(long key, long order, int id) {
+            keys[count] = key;
+            orders[count] = order;
+            ids[count] = id;
+            count++;
+        }
+
+        void sort() {
+            if (count < 2) {
+                return;
+            }
+            int indexBits = 32 - Integer.numberOfLeadingZeros(count - 1);
+            int keyBits = 63 - indexBits;
+            long min = Long.MAX_VALUE;
+            long max = Long.MIN_VALUE;
+            for (int i = 0; i < count; i++) {
+                min = Math.min(min, keys[i]);
+                max = Math.max(max, keys[i]);
+            }
+            // max - key, as an unsigned number, is in [0, max - min]: exact even where the signed difference wraps.
+            long span = max - min;
+            int shift = Math.max(0, (64 - Long.numberOfLeadingZeros(span)) - keyBits);
+            long[] packed = new long[count];
+            for (int i = 0; i < count; i++) {
+                packed[i] = (((max - keys[i]) >>> shift) << indexBits) | i;
+            }
+            Arrays.sort(packed);
+            long[] sortedKeys = new long[count];
+            long[] sortedOrders = new long[count];
+            int[] sortedIds = new int[count];
+            long mask = (1L << indexBits) - 1;
+            for (int r = 0; r < count; r++) {
+                int i = (int) (packed[r] & mask);
+                sortedKeys[r] = keys[i];
+                sortedOrders[r] = orders[i];
+                sortedIds[r] = ids[i];
+            }
+            System.arraycopy(sortedKeys, 0, keys, 0, count);
+            System.arraycopy(sortedOrders, 0, orders, 0, count);
+            System.arraycopy(sortedIds, 0, ids, 0, count);
+            for (int r = 0; r < count; ) {
+                int end = r + 1;
+                while (end < count && (packed[end] >>> indexBits) == (packed[r] >>> indexBits)) {
+                    end++;
+                }
+                if (end - r > 1) {
+                    sort(r, end);
+                }
+                r = end;
+            }
+        }
+
+        private static int compare(long key, long order, int id, long otherKey, long otherOrder, int otherId) {
+            int c = Long.compare(otherKey, key);
+            if (c != 0) {
+                return c;
+            }
+            c = Long.compare(order, otherOrder);
+            return c != 0 ? c : Integer.compare(id, otherId);
+        }
+
+        @Override
+        protected int compare(int i, int j) {
+            return compare(keys[i], orders[i], ids[i], keys[j], orders[j], ids[j]);
+        }
+
+        @Override
+        protected void setPivot(int i) {
+            pivotKey = keys[i];
+            pivotOrder = orders[i];
+            pivotId = ids[i];
+        }
+
+        @Override
+        protected int comparePivot(int j) {
+            return compare(pivotKey, pivotOrder, pivotId, keys[j], orders[j], ids[j]);
+        }
+
+        @Override
+        protected void swap(int i, int j) {
+            long key = keys[i];
+            keys[i] = keys[j];
+            keys[j] = key;
+            long order = orders[i];
+            orders[i] = orders[j];
+            orders[j] = order;
+            int id = ids[i];
+            ids[i] = ids[j];
+            ids[j] = id;
+        }
     }
 
     private static long orderOf(List<LeafReaderContext> leaves, String orderField, int global) throws IOException {
         LeafReaderContext leaf = leaves.get(org.apache.lucene.index.ReaderUtil.subIndex(global, leaves));
         SortedNumericDocValues order = DocValues.getSortedNumeric(leaf.reader(), orderField);
         return order.advanceExact(global - leaf.docBase) ? order.nextValue() : Long.MAX_VALUE;
-    }
-
-    private static Integer[] boxed(int[] values, int count) {
-        Integer[] out = new Integer[count];
-        for (int i = 0; i < count; i++) {
-            out[i] = values[i];
-        }
-        return out;
-    }
-
-    /**
-     * The dot product of a stored vector with the question's, in grid units. OpenSearch's binary doc values
-     * hold a count of values (vInt), then each value as its length (vInt) and bytes: one value of 1024 bytes.
-     */
-    static long dot(BytesRef stored, int[] question) {
-        byte[] b = stored.bytes;
-        int at = stored.offset;
-        int[] read = new int[1];
-        int values = vInt(b, at, read);
-        at = read[0];
-        int length = vInt(b, at, read);
-        at = read[0];
-        if (values != 1 || length != 4 * question.length) {
-            throw new IllegalStateException("[" + GRID_FIELD + "] holds " + values + " value(s) of " + length
-                + " bytes, not one of " + 4 * question.length + " (256 little-endian int32)");
-        }
-        long dot = 0;
-        for (int d = 0; d < question.length; d++, at += 4) {
-            int unit = (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | b[at + 3] << 24;
-            dot += (long) unit * question[d];
-        }
-        return dot;
-    }
-
-    private static int vInt(byte[] b, int at, int[] next) {
-        int value = 0;
-        for (int shift = 0; shift < 35; shift += 7) {
-            byte one = b[at++];
-            value |= (one & 0x7f) << shift;
-            if (one >= 0) {
-                next[0] = at;
-                return value;
-            }
-        }
-        throw new IllegalStateException("[" + GRID_FIELD + "] is not OpenSearch's binary doc values");
     }
 
     int[] docs(int leafOrd) {
@@ -280,7 +343,7 @@ final class MeaningRanking {
     }
 
     double cosine(int global) {
-        return cosines[global];
+        return dots[global] * 0x1p-40;
     }
 
     int meaningRank(int global) {

@@ -19,9 +19,20 @@ final class RequestBreaker implements Work.Breaker {
     }
 
     static Work.Breaker of(QueryShardContext context) {
+        return of(context, CircuitBreaker.REQUEST);
+    }
+
+    /** The node's fielddata breaker (indices.breaker.fielddata.limit, 40% of the heap by default): what OpenSearch
+     * charges the field data it keeps per segment to, and what the plugin's per-segment vectors (GridVectors)
+     * are charged to, until their segment closes. */
+    static Work.Breaker fielddata(QueryShardContext context) {
+        return of(context, CircuitBreaker.FIELDDATA);
+    }
+
+    private static Work.Breaker of(QueryShardContext context, String name) {
         BigArrays arrays = context.bigArrays();
         CircuitBreakerService service = arrays == null ? null : arrays.breakerService();
-        CircuitBreaker breaker = service == null ? null : service.getBreaker(CircuitBreaker.REQUEST);
+        CircuitBreaker breaker = service == null ? null : service.getBreaker(name);
         return breaker == null ? Work.UNLIMITED : new RequestBreaker(breaker);
     }
 
