@@ -1,20 +1,25 @@
-"""Meaning on OpenSearch: the rows' vectors in a `knn_vector` field, and `--by meaning` / `--by hybrid`
-answered from them, equal to the reference engine's answers (indexer.retrieval.meaning), ids and order.
+"""Meaning on OpenSearch: the rows' vectors (`vector_grid` doc values for the lawindex plugin, a graph-free
+`knn_vector` for k-NN's windows), and `--by meaning` / `--by hybrid` answered from them, equal to the reference
+engine's answers (indexer.retrieval.meaning), ids and order.
 
-Loading. Where every node has the k-NN plugin (indexer.opensearch.plugins), `lawindex load` gives each state's new index
-`index.knn: true` and the field `vector`: 256 dimensions, HNSW on the **Lucene** engine, inner product,
-named explicitly (the zips carry no native library: a faiss field, faiss being the default engine, kills
-the node on its first write). Each row's document carries its vector (indexer.embedding: the grid's float32
-values, which JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which
-the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
-rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the
-statistics carry every row's vector digest beside its law's (indexer/opensearch/integrity.py), and every
-row the meaning path re-scores is checked against both, so an altered vector is refused (exit 4) as an
-altered law is. Where k-NN is missing the load is the words-only load it always was.
+Loading. Where every node has the k-NN plugin (indexer.opensearch.plugins) and the load does not build for the
+lawindex plugin, `lawindex load` gives each state's new index the field `vector`: a `knn_vector` of 256
+dimensions in an index with `index.knn: false` and no `method`, so no graph is built (the window path below
+reads the vectors' doc values only, never a graph: an HNSW graph cost the node 2.9x a words-only load's CPU,
+benchmarks/RESULTS.md; k-NN's documented "score script only" form, answered by the same `knn_score` script).
+Where the load builds for the lawindex plugin, there is no `knn_vector` at all: the vector is kept in
+`_source` (the seal and verify read it there) and the plugin ranks from `vector_grid`, which every index with
+vectors has. Each row's document carries its vector (indexer.embedding: the grid's float32 values, which
+JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which the index's
+fingerprint includes: a load with another model, or a load where k-NN has appeared since, rebuilds the
+index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the statistics carry
+every row's vector digest beside its law's (indexer/opensearch/integrity.py), and every row the meaning path
+re-scores is checked against both, so an altered vector is refused (exit 4) as an altered law is. Where
+neither k-NN nor the plugin is there the load is the words-only load it always was.
 
 Asking by meaning. OpenSearch scores every row exactly, by brute force: a `script_score` query with the
 k-NN plugin's `knn_score` script (`innerproduct`: 1 + dot for a dot >= 0, 1 / (1 - dot) below), in float32;
-no HNSW graph is consulted, so nothing is approximate but the arithmetic. A window of the best W rows
+there is no graph to consult, so nothing is approximate but the arithmetic. A window of the best W rows
 (W = max(WINDOW, limit)) is re-scored exactly from the stored vectors (the float64 dot product, exact on
 the grid), sorted by cosine then corpus order, and proven wide enough: OpenSearch returns the W best
 float32 scores, so a row left out scores at most the window's lowest, s; its float32 dot product is then at
@@ -77,8 +82,9 @@ class Meaning:
     # Vectors kept by the digest of their text (indexer.retrieval.vector_store): a law whose text did not
     # change is not embedded again. None: every row embedded.
     store: VectorStore | None = None
-    # A `knn_vector` field (every node has k-NN: the window path); without it the vector is kept in _source
-    # only, and the plugin ranks from `vector_grid`, which every index with vectors has.
+    # A `knn_vector` field (every node has k-NN and the plugin does not rank the index: the window path);
+    # without it the vector is kept in _source only, and the plugin ranks from `vector_grid`, which every
+    # index with vectors has.
     knn: bool = True
 
     @property
@@ -94,7 +100,9 @@ class Meaning:
     def extend(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` (a create-index request, its `_meta.lawindex` set) with the vector fields: changed, returned."""
         if self.knn:
-            body["settings"]["index"]["knn"] = True
+            # No graph (index.knn false, no method): the window path reads doc values only. False, not left out:
+            # an index template giving `index.knn: true` would otherwise build one, on faiss by default.
+            body["settings"]["index"]["knn"] = False
             body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
         else:
             body["mappings"]["properties"][VECTOR_FIELD] = {"type": "object", "enabled": False}
@@ -119,19 +127,18 @@ class Meaning:
 
 
 def mapping(dimension: int) -> dict[str, Any]:
-    """The `knn_vector` field: the Lucene engine, named (never faiss, the default, nor nmslib)."""
-    return {
-        "type": "knn_vector",
-        "dimension": dimension,
-        "method": {"name": "hnsw", "engine": "lucene", "space_type": "innerproduct"},
-    }
+    """The `knn_vector` field for the `knn_score` script only: doc values, no `method`, so no graph (in an index
+    with `index.knn: false`; k-NN's documented exact-search form since OpenSearch 1.x, tried on 3.6.0)."""
+    return {"type": "knn_vector", "dimension": dimension}
 
 
 def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
-    """The meaning a load adds where every node has k-NN or the load builds for the lawindex plugin (which
-    ranks by meaning from `vector_grid`); None (words only) where neither."""
-    knn = plugins.every_node_has(client, plugins.KNN)
-    return Meaning(default_embedder(), knn=knn) if knn or plugin else None
+    """The meaning a load adds where the load builds for the lawindex plugin (which ranks by meaning from
+    `vector_grid`: no `knn_vector`, k-NN or not) or every node has k-NN (the window path: a graph-free
+    `knn_vector`); None (words only) where neither."""
+    if plugin:
+        return Meaning(default_embedder(), knn=False)
+    return Meaning(default_embedder(), knn=True) if plugins.every_node_has(client, plugins.KNN) else None
 
 
 def grid_bytes(vector: Vectors) -> bytes:

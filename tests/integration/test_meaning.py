@@ -3,7 +3,7 @@
 Where every node has the k-NN plugin (`lawindex opensearch start` installs it on 3.6.0, the default pin),
 every answer by meaning and hybrid, on the samples and on generated questions over a generated corpus big
 enough to widen windows, is held equal to indexer.retrieval.meaning's (ids, order, ranks and cosines to the
-bit); the load gives each index its `knn_vector` field on the Lucene engine, the embedder in its
+bit); the load gives each index a graph-free `knn_vector` (no plugin) or none (the plugin), the embedder in its
 fingerprint, and the same swap and ownership. Where the cluster has no k-NN (the 2.19.x min distributions
 take none: indexer/node/knn.py) but every node has the lawindex plugin, the plugin answers by meaning and
 hybrid itself (issue 28), and the same tests hold its answers equal to the reference's. Only an index a
@@ -178,7 +178,7 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
             _same(served, "PA", question, limit, "hybrid")
 
 
-def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(served: Served) -> None:
+def test_the_index_has_a_graph_free_vector_field_and_the_model_in_its_fingerprint(served: Served) -> None:
     client = served.connection.client()
     index = serving(client, "TX", served.connection.namespace)
     assert index is not None
@@ -191,9 +191,12 @@ def test_the_index_has_a_lucene_knn_vector_and_the_model_in_its_fingerprint(serv
         assert meta["fingerprint"] == fingerprint(served.corpora["TX"])
         return
     field = mapping["properties"][VECTOR_FIELD]
-    if meaning.knn:
-        assert field["type"] == "knn_vector" and field["dimension"] == 256
-        assert field["method"]["engine"] == "lucene" and field["method"]["space_type"] == "innerproduct"
+    settings = client.indices.get_settings(index=index)[index]["settings"]["index"]
+    if meaning.knn:  # the window path: no graph (no method, index.knn false), the knn_score script's doc values
+        assert field["type"] == "knn_vector" and field["dimension"] == 256 and "method" not in field
+        assert settings["knn"] == "false"
+    else:  # the plugin's path: no knn_vector at all, the vector in _source only
+        assert field == {"type": "object", "enabled": False} and settings.get("knn") is None
     assert mapping["properties"][GRID_FIELD] == {"type": "binary", "doc_values": True}
     assert meta["fingerprint"].endswith(
         f":meaning={meaning.embedder.model}@{meaning.embedder.version}:{meaning.layout}"
