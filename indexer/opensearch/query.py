@@ -37,6 +37,7 @@ from indexer.opensearch.connection import Connection, FastSearch, alias_of, erro
 from indexer.opensearch.limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.schema import (
     FETCHED,
+    GRID_FIELD,
     LAW_FIELDS,
     RANKED_FIELD,
     STATISTICS_ID,
@@ -414,7 +415,7 @@ class OpenSearchEngine:
         query = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
         vectors = stats.vector_digests
         with errors_translated(self.connection):
-            rows = self._every(state, query, () if vectors is None else (VECTOR_FIELD,))
+            rows = self._every(state, query, () if vectors is None else (VECTOR_FIELD, GRID_FIELD))
         found = [str(row["_source"].get("id") or row["_id"]) for row in rows if row["_index"] == stats.index and
                  integrity.altered(str(row["_id"]), row["_source"], stats.digests, vectors)]  # fmt: skip
         missing = len(stats.digests) // integrity.SIZE - len(rows)

@@ -7,12 +7,13 @@ lawindex plugin, `lawindex load` gives each state's new index the field `vector`
 dimensions in an index with `index.knn: false` and no `method`, so no graph is built (the window path below
 reads the vectors' doc values only, never a graph: an HNSW graph cost the node 2.9x a words-only load's CPU,
 benchmarks/RESULTS.md; k-NN's documented "score script only" form, answered by the same `knn_score` script).
-Where the load builds for the lawindex plugin, there is no `knn_vector` at all: the vector is kept in
-`_source` (the seal and verify read it there) and the plugin ranks from `vector_grid`, which every index with
-vectors has. Each row's document carries its vector (indexer.embedding: the grid's float32 values, which
-JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which the index's
-fingerprint includes: a load with another model, or a load where k-NN has appeared since, rebuilds the
-index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the statistics carry
+Where the load builds for the lawindex plugin, there is no vector field but `vector_grid`, which every index
+with vectors has: its base64 is the vector's one copy, in `_source` (the seal and verify read it there,
+integrity.source_vector) and in doc values (the plugin ranks from them). With a `knn_vector`, each row's
+document carries its vector as the grid's float32 values (indexer.embedding), which JSON carries exactly, and
+its grid out of `_source`. Each index's `_meta.lawindex.meaning` has the embedder's model and version, which
+the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
+rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the statistics carry
 every row's vector digest beside its law's (indexer/opensearch/integrity.py), and every row the meaning path
 re-scores is checked against both, so an altered vector is refused (exit 4) as an altered law is. Where
 neither k-NN nor the plugin is there the load is the words-only load it always was.
@@ -104,10 +105,11 @@ class Meaning:
             # an index template giving `index.knn: true` would otherwise build one, on faiss by default.
             body["settings"]["index"]["knn"] = False
             body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
-        else:
-            body["mappings"]["properties"][VECTOR_FIELD] = {"type": "object", "enabled": False}
+            body["mappings"]["_source"]["excludes"].append(GRID_FIELD)  # the floats are _source's copy
+        # Without a knn_vector the grid is the vector's one copy: in _source (the seal's digest reads it there,
+        # integrity.source_vector) and in doc values (the plugin ranks from them). A row's floats as JSON text
+        # were 2.8 kB, twice the grid's base64, in every request, _source and merge.
         body["mappings"]["properties"][GRID_FIELD] = {"type": "binary", "doc_values": True}
-        body["mappings"]["_source"]["excludes"].append(GRID_FIELD)
         body["mappings"]["_meta"]["lawindex"]["meaning"] = {
             "model": self.embedder.model,
             "version": self.embedder.version,
@@ -413,11 +415,11 @@ def plugin_meaning_query(
         "size": size,
         "track_total_hits": False,
         "explain": True,
-        "_source": [*FETCHED, VECTOR_FIELD],
+        "_source": [*FETCHED, VECTOR_FIELD, GRID_FIELD],
         "query": {QUERY: query},
-        # Every row the plugin cannot rank by meaning: a row without its `vector_grid` (the field is kept out of
-        # `_source`, so an `_update` of the row, or a re-index of it from its source, drops it). Such a row is
-        # not among the hits to be checked against the seal, yet its absence moves every row after it.
+        # Every row the plugin cannot rank by meaning: a row without its `vector_grid` (an `_update` that removed
+        # it; or, in an index loaded before the grid was kept in `_source`, any `_update` of the row). Such a row
+        # is not among the hits to be checked against the seal, yet its absence moves every row after it.
         "aggs": {
             UNRANKED: {
                 "global": {},
