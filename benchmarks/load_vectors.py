@@ -12,8 +12,9 @@ a namespace of its own, on a node with k-NN (so that a load with vectors is poss
 3. with vectors again after one state's file changed (a tenth of its laws' text), the store kept from 2: the
    49 unchanged states are left alone, the changed state is rebuilt and only its changed laws embedded;
 4. with vectors, every state rebuilt (`force`), the store kept: nothing embedded;
-5. (with --before DIR, a tree of the code compared with) that code's load with vectors, as `lawindex load`
-   ran it on a k-NN cluster.
+5. the same for the window path (`plugin=False`: the k-NN field, where a cluster has k-NN and not the plugin);
+6. (with --before DIR, a tree of the code compared with) that code's run 4, the same store: every state rebuilt,
+   nothing embedded, so that only what the index is given differs (its fields, a graph or not).
 
 For each: wall seconds; the client's CPU seconds and peak RSS; the node's CPU seconds (`_nodes/stats`, the
 process's own) and its heap's peak (sampled every 0.25 s). Ratios are to run 1. The machine is shared: CPU
@@ -49,7 +50,9 @@ started = time.perf_counter()
 options = {}
 if way != "before":
     from indexer.retrieval.vector_store import VectorStore
-    options = {"vectors": way != "words", "store": VectorStore(Path(store_folder)), "force": way == "force"}
+    options = {"vectors": way != "words", "store": VectorStore(Path(store_folder)), "force": way in ("force", "window")}
+    if way == "window":
+        options["plugin"] = False
 results = load(Connection.from_env(timeout=120), read_corpora(folder), **options)
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime,
@@ -145,7 +148,9 @@ def main() -> None:
     laws = sum(1 for path in corpora.glob("*.jsonl") for _ in path.open(encoding="utf-8"))
     nodes = client.nodes.stats(metric="jvm")["nodes"].values()
     heap = sum(node["jvm"]["mem"]["heap_max_in_bytes"] for node in nodes) / 2**30
-    print(f"{args.states} generated states, {laws:,} laws; OpenSearch {version} at {connection.url}, heap {heap:.1f} GiB")  # noqa: E501
+    print(
+        f"{args.states} generated states, {laws:,} laws; OpenSearch {version} at {connection.url}, heap {heap:.1f} GiB"
+    )
     prefix = f"lawindex_benchlv{uuid.uuid4().hex[:6]}"
     rows: list[tuple[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="lawindex-vectors-") as store:
@@ -155,9 +160,10 @@ def main() -> None:
                 ("with vectors, store empty", HERE, "vectors", corpora, f"{prefix}v"),
                 (f"with vectors, {state} changed (a tenth)", HERE, "vectors", changed, f"{prefix}v"),
                 ("with vectors, all rebuilt, store kept", HERE, "force", changed, f"{prefix}v"),
+                ("window path (no plugin), store kept", HERE, "window", changed, f"{prefix}k"),
             ]
             if args.before is not None:
-                runs.append(("before: with vectors", args.before.resolve(), "before", corpora, f"{prefix}b"))
+                runs.append(("before: all rebuilt, store kept", args.before.resolve(), "force", changed, f"{prefix}b"))
             for label, tree, way, folder, namespace in runs:
                 found = one_load(tree, way, folder, Path(store), namespace, node)
                 rows.append((label, found))

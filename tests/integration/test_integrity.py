@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
@@ -22,7 +23,7 @@ from indexer.errors import DamagedIndex
 from indexer.node import knn
 from indexer.opensearch.cluster.connection import alias_of
 from indexer.opensearch.cluster.plugin_path import cluster_has_plugin
-from indexer.opensearch.cluster.schema import STATISTICS_ID, VECTOR_FIELD, law_id
+from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID, VECTOR_FIELD, law_id
 from indexer.retrieval.meaning import question_vector
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 
@@ -54,6 +55,11 @@ def _alter(client: OpenSearch, env: dict[str, str], state: str, law: str, change
     done = client.update(index=alias, id=law_id(law), body={"doc": change}, params={"refresh": "true"})
     assert done["result"] == "updated"
     return str(done["_index"])
+
+
+def _grid(vector: np.ndarray) -> str:
+    """A vector as `vector_grid` holds it: base64 of 256 little-endian int32, each component times 2^20."""
+    return base64.b64encode(np.rint(vector.astype(np.float64) * 2.0**20).astype("<i4").tobytes()).decode("ascii")
 
 
 def _refused(code: int, out: str, err: str, state: str, index: str, law: str) -> None:
@@ -154,7 +160,14 @@ def test_an_altered_vector_is_refused_by_meaning_and_hybrid_and_rebuilt_by_load(
     # meaning (a cosine of 1), its law's text untouched.
     last = laws[-1]["id"]
     assert last not in before
-    index = _alter(client, env, "TX", last, {VECTOR_FIELD: question_vector(HYDRANT).tolist()})
+    # Where the row keeps it: a knn_vector's floats (the window path), or the grid's base64, the one copy on the
+    # plugin's path (which ranks by its doc values, re-made from the altered source).
+    vector = question_vector(HYDRANT)
+    alias = alias_of("TX", env["LAWINDEX_NAMESPACE"])
+    kept = client.get(index=alias, id=law_id(last), _source_includes=[VECTOR_FIELD, GRID_FIELD])["_source"]
+    change: dict[str, object] = {VECTOR_FIELD: vector.tolist()} if VECTOR_FIELD in kept else {GRID_FIELD: _grid(vector)}
+    assert set(kept) == set(change), kept
+    index = _alter(client, env, "TX", last, change)
     for by in ("meaning", "hybrid"):
         code, out, err = lawindex("ask", "TX", HYDRANT, "--by", by, env=env)
         assert code == DamagedIndex.exit_code == 4 and out == "", (by, err)

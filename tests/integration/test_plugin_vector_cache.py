@@ -17,8 +17,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.node import plugin
-from indexer.opensearch.connection import Connection, alias_of
-from indexer.opensearch.load import load
+from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.write.load import load
 from tests import synthetic
 from tests.integration.plugin_support import RawClient
 from tests.integration.support import drop_namespace, unique_namespace

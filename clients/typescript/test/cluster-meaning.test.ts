@@ -1,6 +1,6 @@
 // ClusterClient by meaning and hybrid (docs/fusion.md's `{"lawindex": {"question", "by": "meaning" | "hybrid", ...}}`),
 // held to the reference engine's answers (indexer.retrieval.meaning, written by the Python test that runs this
-// file: tests/integration/pending_ts_cluster_meaning.py, enabled when the plugin answers by meaning):
+// file: tests/integration/test_ts_cluster_meaning.py, where the plugin answers by meaning):
 //   LAWINDEX_EXPECTED  a JSON file: [{ state, question, by, rrf_k?, ids: [...], scores: [...] }, ...]
 // Ids and order must be equal; a score is the engine's float32 `_score` of the reference's float64 score, raised
 // where the plugin must keep a row above the next (equal floats; plugin/.../MeaningRanking.java).

@@ -34,6 +34,7 @@ from indexer.opensearch.cluster.connection import Connection, alias_of, errors_t
 from indexer.opensearch.cluster.fast_search import FastSearch
 from indexer.opensearch.cluster.schema import (
     FETCHED,
+    GRID_FIELD,
     RANKED_FIELD,
     STATISTICS_ID,
     VECTOR_FIELD,
@@ -365,9 +366,7 @@ class OpenSearchEngine:
         """The process rows of one family, in corpus order (a page row is reached by its family, not by
         words): every row, however many pages they take, all from one index."""
         state = state_code(state)
-        stats = self.verified(
-            state
-        )  # only lawindex's own, verified index of the state (trust/ownership.py)
+        stats = self.verified(state)  # only lawindex's own, verified index of the state (trust/ownership.py)
         query = {"bool": {"filter": [{"term": {"family": key}}, {"term": {"kind": "process"}}]}}
         with errors_translated(self.connection):
             for attempt in range(2):
@@ -412,7 +411,7 @@ class OpenSearchEngine:
         query = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
         vectors = stats.vector_digests
         with errors_translated(self.connection):
-            rows = self._every(state, query, () if vectors is None else (VECTOR_FIELD,))
+            rows = self._every(state, query, () if vectors is None else (VECTOR_FIELD, GRID_FIELD))
         found = [str(row["_source"].get("id") or row["_id"]) for row in rows if row["_index"] == stats.index and
                  integrity.altered(str(row["_id"]), row["_source"], stats.digests, vectors)]  # fmt: skip
         missing = len(stats.digests) // integrity.SIZE - len(rows)
@@ -421,9 +420,7 @@ class OpenSearchEngine:
     def get(self, state: str, law: str) -> Law:
         """One law of `state` by its id."""
         state = state_code(state)
-        stats = self.verified(
-            state
-        )  # only lawindex's own, verified index of the state (trust/ownership.py)
+        stats = self.verified(state)  # only lawindex's own, verified index of the state (trust/ownership.py)
         from opensearchpy import NotFoundError
 
         with errors_translated(self.connection):

@@ -1,20 +1,26 @@
-"""Meaning on OpenSearch: the rows' vectors in a `knn_vector` field, and `--by meaning` / `--by hybrid`
-answered from them, equal to the reference engine's answers (indexer.retrieval.meaning), ids and order.
+"""Meaning on OpenSearch: the rows' vectors (`vector_grid` doc values for the lawindex plugin, a graph-free
+`knn_vector` for k-NN's windows), and `--by meaning` / `--by hybrid` answered from them, equal to the reference
+engine's answers (indexer.retrieval.meaning), ids and order.
 
-Loading. Where every node has the k-NN plugin (cluster/plugins.py), `lawindex load` gives each state's new index
-`index.knn: true` and the field `vector`: 256 dimensions, HNSW on the **Lucene** engine, inner product,
-named explicitly (the zips carry no native library: a faiss field, faiss being the default engine, kills
-the node on its first write). Each row's document carries its vector (indexer.embedding: the grid's float32
-values, which JSON carries exactly), and `_meta.lawindex.meaning` the embedder's model and version, which
+Loading. Where every node has the k-NN plugin (cluster/plugins.py) and the load does not build for the
+lawindex plugin, `lawindex load` gives each state's new index the field `vector`: a `knn_vector` of 256
+dimensions in an index with `index.knn: false` and no `method`, so no graph is built (the window path below
+reads the vectors' doc values only, never a graph: an HNSW graph cost the node 2.9x a words-only load's CPU,
+benchmarks/RESULTS.md; k-NN's documented "score script only" form, answered by the same `knn_score` script).
+Where the load builds for the lawindex plugin, there is no vector field but `vector_grid`, which every index
+with vectors has: its base64 is the vector's one copy, in `_source` (the seal and verify read it there,
+integrity.source_vector) and in doc values (the plugin ranks from them). With a `knn_vector`, each row's
+document carries its vector as the grid's float32 values (indexer.embedding), which JSON carries exactly, and
+its grid out of `_source`. Each index's `_meta.lawindex.meaning` has the embedder's model and version, which
 the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
-rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the
-statistics carry every row's vector digest beside its law's (indexer/opensearch/trust/integrity.py), and every
-row the meaning path re-scores is checked against both, so an altered vector is refused (exit 4) as an
-altered law is. Where k-NN is missing the load is the words-only load it always was.
+rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the statistics carry
+every row's vector digest beside its law's (indexer/opensearch/trust/integrity.py), and every row the meaning path
+re-scores is checked against both, so an altered vector is refused (exit 4) as an altered law is. Where
+neither k-NN nor the plugin is there the load is the words-only load it always was.
 
 Asking by meaning. OpenSearch scores every row exactly, by brute force: a `script_score` query with the
 k-NN plugin's `knn_score` script (`innerproduct`: 1 + dot for a dot >= 0, 1 / (1 - dot) below), in float32;
-no HNSW graph is consulted, so nothing is approximate but the arithmetic. A window of the best W rows
+there is no graph to consult, so nothing is approximate but the arithmetic. A window of the best W rows
 (W = max(WINDOW, limit)) is re-scored exactly from the stored vectors (the float64 dot product, exact on
 the grid), sorted by cosine then corpus order, and proven wide enough: OpenSearch returns the W best
 float32 scores, so a row left out scores at most the window's lowest, s; its float32 dot product is then at
@@ -78,8 +84,9 @@ class Meaning:
     # Vectors kept by the digest of their text (indexer.retrieval.vector_store): a law whose text did not
     # change is not embedded again. None: every row embedded.
     store: VectorStore | None = None
-    # A `knn_vector` field (every node has k-NN: the window path); without it the vector is kept in _source
-    # only, and the plugin ranks from `vector_grid`, which every index with vectors has.
+    # A `knn_vector` field (every node has k-NN and the plugin does not rank the index: the window path);
+    # without it the vector is kept in _source only, and the plugin ranks from `vector_grid`, which every
+    # index with vectors has.
     knn: bool = True
 
     @property
@@ -95,12 +102,15 @@ class Meaning:
     def extend(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` (a create-index request, its `_meta.lawindex` set) with the vector fields: changed, returned."""
         if self.knn:
-            body["settings"]["index"]["knn"] = True
+            # No graph (index.knn false, no method): the window path reads doc values only. False, not left out:
+            # an index template giving `index.knn: true` would otherwise build one, on faiss by default.
+            body["settings"]["index"]["knn"] = False
             body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
-        else:
-            body["mappings"]["properties"][VECTOR_FIELD] = {"type": "object", "enabled": False}
+            body["mappings"]["_source"]["excludes"].append(GRID_FIELD)  # the floats are _source's copy
+        # Without a knn_vector the grid is the vector's one copy: in _source (the seal's digest reads it there,
+        # integrity.source_vector) and in doc values (the plugin ranks from them). A row's floats as JSON text
+        # were 2.8 kB, twice the grid's base64, in every request, _source and merge.
         body["mappings"]["properties"][GRID_FIELD] = {"type": "binary", "doc_values": True}
-        body["mappings"]["_source"]["excludes"].append(GRID_FIELD)
         body["mappings"]["_meta"]["lawindex"]["meaning"] = {
             "model": self.embedder.model,
             "version": self.embedder.version,
@@ -120,19 +130,18 @@ class Meaning:
 
 
 def mapping(dimension: int) -> dict[str, Any]:
-    """The `knn_vector` field: the Lucene engine, named (never faiss, the default, nor nmslib)."""
-    return {
-        "type": "knn_vector",
-        "dimension": dimension,
-        "method": {"name": "hnsw", "engine": "lucene", "space_type": "innerproduct"},
-    }
+    """The `knn_vector` field for the `knn_score` script only: doc values, no `method`, so no graph (in an index
+    with `index.knn: false`; k-NN's documented exact-search form since OpenSearch 1.x, tried on 3.6.0)."""
+    return {"type": "knn_vector", "dimension": dimension}
 
 
 def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
-    """The meaning a load adds where every node has k-NN or the load builds for the lawindex plugin (which
-    ranks by meaning from `vector_grid`); None (words only) where neither."""
-    knn = plugins.every_node_has(client, plugins.KNN)
-    return Meaning(default_embedder(), knn=knn) if knn or plugin else None
+    """The meaning a load adds where the load builds for the lawindex plugin (which ranks by meaning from
+    `vector_grid`: no `knn_vector`, k-NN or not) or every node has k-NN (the window path: a graph-free
+    `knn_vector`); None (words only) where neither."""
+    if plugin:
+        return Meaning(default_embedder(), knn=False)
+    return Meaning(default_embedder(), knn=True) if plugins.every_node_has(client, plugins.KNN) else None
 
 
 def grid_bytes(vector: Vectors) -> bytes:
@@ -407,11 +416,11 @@ def plugin_meaning_query(
         "size": size,
         "track_total_hits": False,
         "explain": True,
-        "_source": [*FETCHED, VECTOR_FIELD],
+        "_source": [*FETCHED, VECTOR_FIELD, GRID_FIELD],
         "query": {QUERY: query},
-        # Every row the plugin cannot rank by meaning: a row without its `vector_grid` (the field is kept out of
-        # `_source`, so an `_update` of the row, or a re-index of it from its source, drops it). Such a row is
-        # not among the hits to be checked against the seal, yet its absence moves every row after it.
+        # Every row the plugin cannot rank by meaning: a row without its `vector_grid` (an `_update` that removed
+        # it; or, in an index loaded before the grid was kept in `_source`, any `_update` of the row). Such a row
+        # is not among the hits to be checked against the seal, yet its absence moves every row after it.
         "aggs": {
             UNRANKED: {
                 "global": {},

@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from indexer.opensearch.cluster.schema import FETCHED, VECTOR_FIELD, law_id
+from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD, VECTOR_FIELD, law_id
+from indexer.retrieval.embedding import GRID_BITS
 
 SIZE = 16  # bytes a digest: 128 bits, far past any accidental collision among a state's laws
 
@@ -50,6 +51,17 @@ def vector_digest(vector: Any) -> bytes:
     if values.ndim != 1:
         raise ValueError("a vector is a list of numbers")
     return hashlib.blake2b(values.tobytes(), digest_size=SIZE).digest()
+
+
+def source_vector(source: Mapping[str, Any]) -> Any:
+    """A row's vector as its `_source` holds it: the float32 values of a `knn_vector` (the window path), or
+    else its `vector_grid`, base64 of 256 little-endian int32 grid units (the plugin's path, where that is the
+    one copy: indexer/opensearch/vectors.py), as float32 (each unit times 2^-20, exact); None without either.
+    ValueError when the grid is not base64 of whole int32s."""
+    if source.get(VECTOR_FIELD) is not None or not isinstance(source.get(GRID_FIELD), str):
+        return source.get(VECTOR_FIELD)
+    units = np.frombuffer(base64.b64decode(source[GRID_FIELD].encode("ascii"), validate=True), dtype="<i4")
+    return (units.astype(np.float64) / float(1 << GRID_BITS)).astype(np.float32)
 
 
 def pack(digests: Iterable[bytes]) -> str:
@@ -79,7 +91,7 @@ def altered(hit_id: str, source: Mapping[str, Any], digests: bytes, vectors: byt
     if vectors is None:
         return False
     try:
-        vector = vector_digest(source.get(VECTOR_FIELD))
+        vector = vector_digest(source_vector(source))
     except (TypeError, ValueError):
         return True
     return vector != vectors[order * SIZE : (order + 1) * SIZE]

@@ -70,14 +70,19 @@ def documents(
         # df nor the average length: the spec's `ranked`.
         if ranked(law):
             source[RANKED_FIELD] = ranked_text(law)
+        grid = None
         if embedded is not None:
-            source[VECTOR_FIELD] = embedded[order].tolist()  # float32 values, exact as JSON's doubles
-            vector_digests.append(integrity.vector_digest(source[VECTOR_FIELD]))
-        digests.append(integrity.digest(source))
-        if embedded is not None:  # for the plugin, out of _source (so out of the digest): mappings by Meaning
             from indexer.opensearch.read.vectors import grid_bytes
 
-            source[GRID_FIELD] = base64.b64encode(grid_bytes(embedded[order])).decode("ascii")
+            grid = base64.b64encode(grid_bytes(embedded[order])).decode("ascii")
+            if meaning is not None and meaning.knn:  # the window path's knn_vector: float32 values, exact as JSON's
+                source[VECTOR_FIELD] = embedded[order].tolist()
+                vector_digests.append(integrity.vector_digest(source[VECTOR_FIELD]))
+            else:  # the grid is the one copy: sealed as it reads back (a -0.0 component reads back as 0.0)
+                vector_digests.append(integrity.vector_digest(integrity.source_vector({GRID_FIELD: grid})))
+        digests.append(integrity.digest(source))
+        if grid is not None:  # the plugin's doc values; the one copy in _source where there is no knn_vector
+            source[GRID_FIELD] = grid
         yield {"_id": law_id(law.id), "_source": source}
     summary, blocks = stored_lexicon.stored(Lexicon.of(stats.vocabulary))
     sealed = sealing.seal(

@@ -134,9 +134,7 @@ def load_state(
     # else of the state's to clean up, is left alone without a write (the lock is two writes, each one
     # flushed to the translog: 4.7x the time of an unchanged 7-state load when it was taken every time).
     stop = stop or Stop()
-    lock = StateLock(
-        client, corpus.state, namespace, wait=options.wait, stop=stop, ensured=options.locks_ensured
-    )
+    lock = StateLock(client, corpus.state, namespace, wait=options.wait, stop=stop, ensured=options.locks_ensured)
     made: list[str] = []  # the index this load creates, once it does
     try:
         current, intact = generations.current(client, corpus, namespace, meaning, plugin)

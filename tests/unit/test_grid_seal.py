@@ -1,0 +1,57 @@
+"""The vector's one copy on the plugin's path (issue 28, item 6): an index built for the lawindex plugin keeps each
+row's vector only as `vector_grid` (base64 of 256 int32 grid units, in `_source` and in doc values), and the seal
+holds the digest of what that reads back as. Every row of a generated state, as the load sends it, is intact by
+the seal (the state's row GU-S00518 has a component the embedder makes -0.0, which the grid reads back as 0.0:
+sealed as the float it was, it was refused as altered); a grid moved by one unit, or gone, is altered. On the
+window path the floats are the copy, sealed as they are."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+
+from indexer.opensearch.cluster.schema import GRID_FIELD, VECTOR_FIELD
+from indexer.opensearch.read.vectors import Meaning
+from indexer.opensearch.trust import integrity
+from indexer.opensearch.write.index_body import documents
+from indexer.retrieval.embedding import default_embedder, row_text
+from indexer.retrieval.reference import statistics
+from tests import synthetic
+
+
+def _loaded(knn: bool) -> tuple[list[dict[str, Any]], bytes, bytes]:
+    laws = synthetic.generate_corpus("GU", 800, 22)
+    actions = list(
+        documents(synthetic.corpus_of("GU", laws), statistics(laws), meaning=Meaning(default_embedder(), knn=knn))
+    )
+    sealed = actions[-1]["_source"]["statistics"]
+    rows = actions[:-1]
+    return rows, integrity.unpacked(sealed["digests"]), integrity.unpacked(sealed["vector_digests"])
+
+
+def test_every_row_of_the_plugins_path_is_intact_by_its_grid_and_a_unit_moved_is_altered() -> None:
+    rows, digests, vectors = _loaded(knn=False)
+    for row in rows:
+        source = row["_source"]
+        assert isinstance(source, dict) and VECTOR_FIELD not in source and isinstance(source[GRID_FIELD], str)
+        assert not integrity.altered(str(row["_id"]), source, digests, vectors), source["id"]
+    # The case is exercised: the embedder gives GU-S00518 a -0.0 component.
+    (made,) = default_embedder().embed([row_text(synthetic.generate_corpus("GU", 800, 22)[517])])
+    assert rows[517]["_source"]["id"] == "GU-S00518" and bool((np.signbit(made) & (made == 0)).any())
+    source = dict(rows[517]["_source"])
+    units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4").copy()
+    units[7] += 1
+    moved = {**source, GRID_FIELD: base64.b64encode(units.tobytes()).decode("ascii")}
+    assert integrity.altered(str(rows[517]["_id"]), moved, digests, vectors)
+    gone = {key: value for key, value in source.items() if key != GRID_FIELD}
+    assert integrity.altered(str(rows[517]["_id"]), gone, digests, vectors)
+
+
+def test_on_the_window_path_the_floats_are_sealed_and_the_grid_is_not_read() -> None:
+    rows, digests, vectors = _loaded(knn=True)
+    for row in rows:
+        source = row["_source"]
+        assert isinstance(source, dict) and isinstance(source[VECTOR_FIELD], list)
+        assert not integrity.altered(str(row["_id"]), source, digests, vectors), source["id"]
