@@ -56,7 +56,7 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch.cluster import plugins
-from indexer.opensearch.cluster.plugin_path import QUERY
+from indexer.opensearch.cluster.plugin_path import NO_VECTOR, QUERY
 from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.opensearch.trust import integrity, ownership
@@ -426,7 +426,7 @@ def plugin_meaning_query(
 # The plugin refuses a question (400) where a live law has no `vector_grid` (an `_update` that removed it; or, in an
 # index loaded before the grid was kept in `_source`, any `_update` of the row): it cannot be ranked by meaning,
 # and its absence would move every row after it. Its message names the law's corpus order after this marker.
-BARE = re.compile(r"the law of corpus order \[(-?\d+)\] has no vector_grid")
+BARE = re.compile(r"the law of corpus order \[(-?\d+)\] " + re.escape(NO_VECTOR))
 
 
 def _law_at(engine: OpenSearchEngine, index: str, order: int) -> str:
