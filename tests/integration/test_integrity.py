@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from opensearchpy import OpenSearch
+from opensearchpy import OpenSearch, RequestError
 
 from indexer.errors import DamagedIndex
 from indexer.node import knn
@@ -196,3 +197,38 @@ def test_an_altered_law_is_refused_by_meaning_as_by_words(loaded: tuple[dict[str
     index = _alter(client, env, "TX", first, {"law": TAMPERED})
     for by in ("meaning", "hybrid"):
         _refused(*lawindex("ask", "TX", HYDRANT, "--by", by, env=env), "TX", index, first)
+
+
+def test_a_law_whose_vector_was_removed_is_refused_by_meaning_from_any_client(
+    loaded: tuple[dict[str, str], Path, OpenSearch],
+) -> None:
+    """Where the plugin ranks by meaning: a law `_update`d to have no `vector_grid` cannot be ranked by meaning, and
+    its absence would move every row after it, though it is among no answer's hits. The plugin refuses the
+    question (400, naming the law's corpus order) for a raw client; lawindex says which law is altered (exit 4);
+    words still answer, verify names it, and a load rebuilds it."""
+    env, folder, client = loaded
+    if not cluster_has_plugin(client):
+        assert os.environ.get("CI") != "true", "the test node has no lawindex plugin"
+        return
+    laws = [json.loads(line) for line in (folder / "TX.jsonl").read_text().splitlines() if line.strip()]
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--by", "meaning", "--json", env=env)
+    assert code == 0, err
+    before = [hit["id"] for hit in json.loads(out)["hits"]]
+    last = laws[-1]["id"]
+    assert last not in before
+    index = _alter(client, env, "TX", last, {GRID_FIELD: None})
+    alias = alias_of("TX", env["LAWINDEX_NAMESPACE"])
+    for by in ("meaning", "hybrid"):
+        with pytest.raises(RequestError) as raised:
+            client.search(index=alias, body={"query": {"lawindex": {"question": HYDRANT, "by": by}}})
+        assert raised.value.status_code == 400
+        assert f"the law of corpus order [{len(laws) - 1}] has no vector_grid" in str(raised.value.info), by
+        _refused(*lawindex("ask", "TX", HYDRANT, "--by", by, env=env), "TX", index, last)
+    code, out, err = lawindex("ask", "TX", HYDRANT, env=env)
+    assert code == 0, err
+    code, out, err = lawindex("verify", "TX", "--corpora", str(folder), "--json", env=env)
+    assert code == 4 and json.loads(out)["altered_laws"] == [last], err
+    code, out, err = lawindex("load", str(folder), "--state", "TX", "--json", env=env)
+    assert code == 0 and _outcomes(out) == {"TX": "indexed"}, err
+    code, out, err = lawindex("ask", "TX", HYDRANT, "--by", "hybrid", "--json", env=env)
+    assert code == 0, err

@@ -29,6 +29,9 @@ SIMILARITY_NAME = "lawindex"
 ORDER_FIELD = "order"
 # The query the plugin adds, as any client sends it.
 QUERY = "lawindex"
+# The plugin's refusal of a question by meaning or hybrid where a live law has no vector (plugin/MeaningRanking.java):
+# a 400 that is the index's state, not a sign that the alias moved.
+NO_VECTOR = "has no vector_grid"
 
 
 def cluster_has_plugin(client: OpenSearch) -> bool:

@@ -344,6 +344,8 @@ class OpenSearchEngine:
             if refused is not None:
                 raise refused from None
             # A search that reached an index as a reload deleted it fails on its shards.
+            if error.status_code == 400 and plugin_path.NO_VECTOR in str(error.info):
+                raise  # the plugin's refusal of a law without a vector: read/vectors.py names the law
             if error.status_code in (400, 404, 503) and self.statistics_cache.left(state):
                 raise Moved(error) from None
             raise

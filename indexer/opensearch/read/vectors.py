@@ -46,6 +46,8 @@ one request) share the checks of an index's meaning and of each row against its 
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -54,8 +56,8 @@ import numpy as np
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch.cluster import plugins
-from indexer.opensearch.cluster.plugin_path import QUERY
-from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD, STATISTICS_ID
+from indexer.opensearch.cluster.plugin_path import NO_VECTOR, QUERY
+from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.opensearch.trust import integrity, ownership
 from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
@@ -418,28 +420,22 @@ def plugin_meaning_query(
         "explain": True,
         "_source": [*FETCHED, VECTOR_FIELD, GRID_FIELD],
         "query": {QUERY: query},
-        # Every row the plugin cannot rank by meaning: a row without its `vector_grid` (an `_update` that removed
-        # it; or, in an index loaded before the grid was kept in `_source`, any `_update` of the row). Such a row
-        # is not among the hits to be checked against the seal, yet its absence moves every row after it.
-        "aggs": {
-            UNRANKED: {
-                "global": {},
-                "aggs": {
-                    "rows": {
-                        "filter": {
-                            "bool": {
-                                "must_not": [{"exists": {"field": GRID_FIELD}}, {"ids": {"values": [STATISTICS_ID]}}]
-                            }
-                        },
-                        "aggs": {"first": {"top_hits": {"size": 1, "_source": ["id"]}}},
-                    }
-                },
-            }
-        },
     }
 
 
-UNRANKED = "lawindex_unranked"
+# The plugin refuses a question (400) where a live law has no `vector_grid` (an `_update` that removed it; or, in an
+# index loaded before the grid was kept in `_source`, any `_update` of the row): it cannot be ranked by meaning,
+# and its absence would move every row after it. Its message names the law's corpus order after this marker.
+BARE = re.compile(r"the law of corpus order \[(-?\d+)\] " + re.escape(NO_VECTOR))
+
+
+def _law_at(engine: OpenSearchEngine, index: str, order: int) -> str:
+    """The id of the law at corpus order `order` of `index` (its document's `id`), for a refusal's message; the
+    order itself where no document has it."""
+    found = engine.client.search(index=index, body={"size": 1, "query": {"term": {"order": order}}, "_source": ["id"]})[
+        "hits"
+    ]["hits"]
+    return str(found[0]["_source"].get("id") or found[0]["_id"]) if found else f"corpus order {order}"
 
 
 def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
@@ -470,20 +466,25 @@ def _from_plugin(
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
     body = plugin_meaning_query(question, limit, by, rrf_k, words_weight, meaning_weight)
-    response = engine._response(state, body, 1)
+    from opensearchpy import TransportError
+
+    try:
+        response = engine._response(state, body, 1)
+    except TransportError as error:
+        bare = BARE.search(json.dumps(error.info)) if error.status_code == 400 else None
+        if bare is None:
+            raise
+        # A row the plugin could not rank (no vector_grid: altered in place) is refused as an altered law is.
+        failed = error.info.get("error", {}).get("failed_shards", []) if isinstance(error.info, dict) else []
+        if {str(shard.get("index")) for shard in failed} - {stats.index}:
+            return None  # another generation answered
+        law = _law_at(engine, stats.index, int(bare.group(1)))
+        raise engine.statistics_cache.refusal(state, stats.index, integrity.altered_problem(stats.index, law)) from None
     hits: list[dict[str, Any]] = response["hits"]["hits"]
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
     # to rank), ask the alias, as the windows do.
     served = {str(hit["_index"]) for hit in hits} if hits else {engine.served_now(state)}
     if served != {stats.index}:
         return None
-    # A row the plugin could not rank (no vector_grid: altered in place) is refused as an altered law is.
-    unranked = response.get("aggregations", {}).get(UNRANKED, {}).get("rows", {})
-    if unranked.get("doc_count", 0):
-        (row,) = unranked["first"]["hits"]["hits"]
-        if str(row["_index"]) != stats.index:
-            return None
-        law = row.get("_source", {}).get("id") or row["_id"]
-        raise engine.statistics_cache.refusal(state, stats.index, integrity.altered_problem(stats.index, law))
     engine.refuse_altered(state, stats, hits, vectors=True)
     return [(hit["_source"], *explained(hit)) for hit in hits]

@@ -50,12 +50,19 @@ final class GridVectors {
     final int[] units;
     /** Each row's corpus order (the order field; Long.MAX_VALUE where it has none: after every row with one). */
     final long[] orders;
+    /**
+     * Leaf document ids of laws (a corpus order) without a vector, ascending: none in an index lawindex loads with
+     * vectors. Such a law cannot be ranked by meaning, and leaving it out would move every row after it, so a
+     * question that finds one live is refused (MeaningRanking).
+     */
+    final int[] bare;
     final long bytes;
 
-    private GridVectors(int[] docs, int[] units, long[] orders, long bytes) {
+    private GridVectors(int[] docs, int[] units, long[] orders, int[] bare, long bytes) {
         this.docs = docs;
         this.units = units;
         this.orders = orders;
+        this.bare = bare;
         this.bytes = bytes;
     }
 
@@ -63,7 +70,6 @@ final class GridVectors {
         return docs.length;
     }
 
-    private static final GridVectors NONE = new GridVectors(new int[0], new int[0], new long[0], 0);
 
     /** The cache's bound in bytes (lawindex.vector_cache.size; set by the plugin from the node's settings). */
     private static volatile long limit = 64L << 20;
@@ -234,37 +240,38 @@ final class GridVectors {
     private static GridVectors decode(LeafReader reader, String orderField, Work work, Charge charge, Release release)
         throws IOException {
         BinaryDocValues values = reader.getBinaryDocValues(FIELD);
-        if (values == null) {
-            return NONE;
-        }
         int maxDoc = reader.maxDoc();
-        if ((long) maxDoc * Embedder.DIMENSION > Integer.MAX_VALUE - 8) {
+        if (values != null && (long) maxDoc * Embedder.DIMENSION > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("a segment of " + maxDoc + " documents is past what the lawindex query ranks"
                 + " by meaning (" + (Integer.MAX_VALUE / Embedder.DIMENSION) + " rows a segment)");
         }
-        long charged = ROW_BYTES * maxDoc;
+        // Without the field, only the ids of the segment's laws (all of them bare) may be kept.
+        long charged = (values == null ? 4L : ROW_BYTES) * maxDoc;
         charge.charge(charged);
         boolean kept = false;
         try {
             int dimension = Embedder.DIMENSION;
-            int[] docs = new int[maxDoc];
-            int[] units = new int[maxDoc * dimension];
-            long[] orders = new long[maxDoc];
-            SortedNumericDocValues order = DocValues.getSortedNumeric(reader, orderField);
+            int[] docs = new int[values == null ? 0 : maxDoc];
+            int[] units = new int[docs.length * dimension];
+            long[] orders = new long[docs.length];
             int count = 0;
-            for (int doc = values.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = values.nextDoc()) {
-                if (count % CHECK_EVERY == 0) {
-                    work.checkCancelled();
+            if (values != null) {
+                SortedNumericDocValues order = DocValues.getSortedNumeric(reader, orderField);
+                for (int doc = values.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = values.nextDoc()) {
+                    if (count % CHECK_EVERY == 0) {
+                        work.checkCancelled();
+                    }
+                    read(values.binaryValue(), units, count * dimension, dimension);
+                    docs[count] = doc;
+                    orders[count] = order.advanceExact(doc) ? order.nextValue() : Long.MAX_VALUE;
+                    count++;
                 }
-                read(values.binaryValue(), units, count * dimension, dimension);
-                docs[count] = doc;
-                orders[count] = order.advanceExact(doc) ? order.nextValue() : Long.MAX_VALUE;
-                count++;
             }
-            long bytes = ROW_BYTES * count;
-            GridVectors vectors = count == maxDoc ? new GridVectors(docs, units, orders, bytes)
+            int[] bare = bare(reader, orderField, docs, count, work);
+            long bytes = ROW_BYTES * count + 4L * bare.length;
+            GridVectors vectors = count == docs.length ? new GridVectors(docs, units, orders, bare, bytes)
                 : new GridVectors(Arrays.copyOf(docs, count), Arrays.copyOf(units, count * dimension),
-                    Arrays.copyOf(orders, count), bytes);
+                    Arrays.copyOf(orders, count), bare, bytes);
             release.release(charged - bytes);
             kept = true;
             return vectors;
@@ -273,6 +280,32 @@ final class GridVectors {
                 release.release(charged);
             }
         }
+    }
+
+    /**
+     * The segment's laws (documents with a corpus order) that are not among {@code docs[0..count)}, the documents
+     * with a vector (ascending): one pass over the order's doc values beside them. Fits the charge made for the
+     * segment's every document (a law is either kind, never both).
+     */
+    private static int[] bare(LeafReader reader, String orderField, int[] docs, int count, Work work) throws IOException {
+        SortedNumericDocValues laws = DocValues.getSortedNumeric(reader, orderField);
+        int[] bare = new int[reader.maxDoc() - count];
+        int found = 0;
+        int at = 0;
+        int seen = 0;
+        for (int doc = laws.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = laws.nextDoc()) {
+            if (seen++ % CHECK_EVERY == 0) {
+                work.checkCancelled();
+            }
+            while (at < count && docs[at] < doc) {
+                at++;
+            }
+            if (at < count && docs[at] == doc) {
+                continue;
+            }
+            bare[found++] = doc;
+        }
+        return Arrays.copyOf(bare, found);
     }
 
     /**

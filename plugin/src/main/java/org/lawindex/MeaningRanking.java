@@ -88,6 +88,7 @@ final class MeaningRanking {
                 work.checkCancelled();
                 segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, cacheBreaker, work);
                 rows += segments[leaf.ord].rows();
+                refuseBare(leaf, segments[leaf.ord], orderField);
             }
         }
         int[] byWords = hybrid && near && words != null ? words.ranked() : new int[0];
@@ -352,5 +353,26 @@ final class MeaningRanking {
 
     int wordsRank(int global) {
         return wordsRanks[global];
+    }
+
+    /** The marker every client can find in the refusal of a law without a vector (lawindex's Python reads it). */
+    static final String BARE = "has no vector_grid";
+
+    /**
+     * A live law of the segment that has no vector refuses the question (400): the reference ranks every law by
+     * meaning, so an answer without it would move every row after it. An index lawindex loads with vectors gives
+     * every law one; a law without is an index loaded without vectors, or a row altered in place.
+     */
+    private static void refuseBare(LeafReaderContext leaf, GridVectors segment, String orderField) throws IOException {
+        Bits live = leaf.reader().getLiveDocs();
+        for (int doc : segment.bare) {
+            if (live == null || live.get(doc)) {
+                SortedNumericDocValues order = DocValues.getSortedNumeric(leaf.reader(), orderField);
+                long at = order.advanceExact(doc) ? order.nextValue() : -1;
+                throw new IllegalArgumentException("[lawindex] the law of corpus order [" + at + "] " + BARE
+                    + ", so it cannot be ranked by meaning: the index was loaded without vectors or the row altered"
+                    + " in place; ask by words, or load the state again with vectors");
+            }
+        }
     }
 }

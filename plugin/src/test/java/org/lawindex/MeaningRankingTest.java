@@ -40,7 +40,8 @@ import org.junit.jupiter.api.Test;
  * cosines summed in float64 from the vectors' components, a stable sort by score over corpus order, and hybrid's
  * weighted reciprocal-rank fusion of the spec's words ranking (SpecPort) and that meaning ranking. Vectors of
  * small grid units (-2 to 2) make exact ties common, so the corpus-order tie-break is exercised on every question;
- * laws are written shuffled over several segments with deleted rows among them, and some have no vector.
+ * laws are written shuffled over several segments with deleted rows among them, some without a vector (a deleted
+ * row is never ranked, so never refused), while a live law without one refuses the question.
  * And the per-segment cache of vectors (GridVectors): charged once a segment, given back when the reader closes,
  * nothing kept by a request cancelled while it decodes.
  */
@@ -55,7 +56,8 @@ class MeaningRankingTest {
         final LawindexSimilarity similarity;
         final int[][] vectors;
 
-        Laws(List<List<String>> docs, int[][] vectors, long seed) throws IOException {
+        /** {@code bareGone}: some deleted rows have no vector (the cache's byte counts then differ by 1,032 a row). */
+        Laws(List<List<String>> docs, int[][] vectors, long seed, boolean bareGone) throws IOException {
             this.vectors = vectors;
             List<Boolean> ranked = new ArrayList<>(Collections.nCopies(docs.size(), true));
             spec = new SpecPort(docs, ranked);
@@ -73,7 +75,8 @@ class MeaningRankingTest {
                 for (int order : shuffled) {
                     writer.addDocument(law(order, docs.get(order), vectors[order]));
                     if (random.nextInt(6) == 0) {  // a replaced row: deleted below, never ranked
-                        Document gone = law(-1, docs.get(order), vectors[random.nextInt(vectors.length)]);
+                        int[] was = bareGone && random.nextInt(3) == 0 ? null : vectors[random.nextInt(vectors.length)];
+                        Document gone = law(-1, docs.get(order), was);
                         gone.add(new StringField("gone", "yes", Field.Store.NO));
                         writer.addDocument(gone);
                     }
@@ -211,11 +214,10 @@ class MeaningRankingTest {
             int[][] vectors = new int[docs.size()][];
             for (int i = 0; i < vectors.length; i++) {
                 int kind = random.nextInt(12);
-                // Duplicates of earlier vectors (exact ties), a few rows without one, the rest of small units.
-                vectors[i] = kind == 0 && i > 0 ? vectors[random.nextInt(i)] : kind == 1 ? null
-                    : vector(random, kind == 2 ? 1 << 19 : 2);
+                // Duplicates of earlier vectors (exact ties), a few of large units, the rest of small units.
+                vectors[i] = kind == 0 && i > 0 ? vectors[random.nextInt(i)] : vector(random, kind == 2 ? 1 << 19 : 2);
             }
-            try (Laws laws = new Laws(docs, vectors, seed)) {
+            try (Laws laws = new Laws(docs, vectors, seed, true)) {
                 IndexSearcher searcher = new IndexSearcher(laws.reader);
                 searcher.setSimilarity(laws.similarity);
                 for (int q = 0; q < 24; q++) {
@@ -258,6 +260,32 @@ class MeaningRankingTest {
             }
         }
         System.out.println("MeaningRankingTest: " + questions + " questions ranked as the reference ranks them");
+    }
+
+    @Test
+    void aLiveLawWithoutAVectorRefusesMeaningAndHybridNamingItsOrder() throws IOException {
+        Random random = new Random(11);
+        List<Boolean> ranked = new ArrayList<>();
+        List<List<String>> docs = Fixture.corpus(random, 90, ranked);
+        int[][] vectors = new int[docs.size()][];
+        for (int i = 0; i < vectors.length; i++) {
+            vectors[i] = i == 41 ? null : vector(random, 2);
+        }
+        try (Laws laws = new Laws(docs, vectors, 11, true)) {
+            IndexSearcher searcher = new IndexSearcher(laws.reader);
+            searcher.setSimilarity(laws.similarity);
+            List<String> words = List.of(Fixture.questionWord(random, docs));
+            for (boolean hybrid : new boolean[] {false, true}) {
+                MeaningQuery query = query(laws, words, vector(random, 2), hybrid, 60, 1.0, 4.0, Work.UNLIMITED);
+                IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                    () -> query.ranking(searcher), "hybrid " + hybrid);
+                assertTrue(refused.getMessage().contains("the law of corpus order [41] " + MeaningRanking.BARE),
+                    refused.getMessage());
+                // A question with no tokens reaches no row either way: nothing is ranked, nothing refused.
+                MeaningQuery none = query(laws, words, new int[DIMENSION], hybrid, 60, 1.0, 4.0, Work.UNLIMITED);
+                assertEquals(0, collectorOrder(laws, none.ranking(searcher)).size());
+            }
+        }
     }
 
     /** The rows a ranking hands the collector, in the order Lucene's collector ranks them: float descending, then
@@ -306,7 +334,7 @@ class MeaningRankingTest {
             docs.add(List.of("w" + random.nextInt(20), "x" + random.nextInt(9)));
             vectors[i] = vector(random, 3);
         }
-        return new Laws(docs, vectors, seed);
+        return new Laws(docs, vectors, seed, false);
     }
 
     @Test
