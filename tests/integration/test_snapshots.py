@@ -33,7 +33,7 @@ from tests.integration.support import lawindex, unique_namespace
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-PORT = int(os.environ.get("LAWINDEX_SNAPSHOT_PORT", "9470"))
+PORT = int(os.environ.get("LAWINDEX_SNAPSHOT_PORT", "9474"))
 NEWEST, OLDER = pinned_versions()
 
 
