@@ -53,7 +53,7 @@ if way != "before":
     options = {"vectors": way != "words", "store": VectorStore(Path(store_folder)), "force": way in ("force", "window")}
     if way == "window":
         options["plugin"] = False
-results = load(Connection.from_env(timeout=120), read_corpora(folder), **options)
+results = load(Connection.from_env(timeout=120), read_corpora(folder, kept=False), **options)
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime,
                   "peak_mb": usage.ru_maxrss / 1024, "outcomes": [r.outcome for r in results]}))

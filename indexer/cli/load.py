@@ -96,7 +96,7 @@ def load(
 
     with reporting(), stopping_on_signals() as stop:
         connection = connect(url, ca_certs, insecure, timeout)
-        corpora = read_corpora(directory, state)
+        corpora = read_corpora(directory, state, kept=False)  # every file checked, each read again to load
         show_bars = not as_json and not dry_run and sys.stderr.isatty()
         bars = Progress(
             TextColumn("{task.description}"),
@@ -106,7 +106,7 @@ def load(
             console=Console(stderr=True),
             disable=not show_bars,
         )
-        tasks = {corpus.state: bars.add_task(corpus.state, total=len(corpus.laws)) for corpus in corpora}
+        tasks = {corpus.state: bars.add_task(corpus.state, total=corpus.size) for corpus in corpora}
         with bars, _reported_as_json(as_json, dry_run):
             results = load_corpora(
                 connection,

@@ -157,12 +157,34 @@ def _surrogate_field(row: dict[str, object]) -> str | None:
 
 @dataclass(frozen=True)
 class Corpus:
-    """One state's laws in corpus order, and the hash of the file they came from."""
+    """One state's laws in corpus order, and the hash of the file they came from.
+
+    A corpus read with `kept=False` was checked whole and put down: its `laws` are empty, `rows` says how many
+    it has, and `with_laws` reads them again where they are needed (a load of 50 states holds the laws of the
+    states under way, not of all 50: 360,000 laws held were 550 MB)."""
 
     state: str
     path: Path
     laws: tuple[Law, ...]
     sha256: str | None = field(repr=False)  # None when read without it (`fingerprint=False`)
+    rows: int | None = field(default=None, repr=False)  # set where the laws were put down
+
+    @property
+    def size(self) -> int:
+        """How many laws the corpus has, held or put down."""
+        return len(self.laws) if self.rows is None else self.rows
+
+    def with_laws(self) -> Corpus:
+        """This corpus with its laws: itself, or, put down, its file read again: refused (CorpusError) where the
+        file is no longer the one checked."""
+        if self.rows is None:
+            return self
+        again = read_corpus(self.path)
+        if again.sha256 != self.sha256:
+            raise CorpusError(
+                str(self.path), 0, None, "changed after it was checked (this load left it alone); load it again"
+            )
+        return again
 
 
 def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
@@ -330,9 +352,11 @@ def _not_regular(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a file"
 
 
-def read_corpora(directory: Path, states: list[str] | None = None, *, fingerprint: bool = True) -> list[Corpus]:
+def read_corpora(
+    directory: Path, states: list[str] | None = None, *, fingerprint: bool = True, kept: bool = True
+) -> list[Corpus]:
     """Every `<STATE>.jsonl` under `directory` (or only `states`), sorted by state; all checked first.
-    `fingerprint` as for read_corpus."""
+    `fingerprint` as for read_corpus; `kept=False`: each checked and put down (Corpus.with_laws)."""
     if not directory.is_dir():
         raise BadInput(f"{directory}: not a directory")
     wanted = {state_code(state) for state in states} if states else None
@@ -344,4 +368,10 @@ def read_corpora(directory: Path, states: list[str] | None = None, *, fingerprin
         paths = [path for path in paths if path.stem.upper() in wanted]
     if not paths:
         raise BadInput(f"{directory}: no corpus files (<STATE>.jsonl)")
-    return [read_corpus(path, fingerprint=fingerprint) for path in paths]
+    if kept:
+        return [read_corpus(path, fingerprint=fingerprint) for path in paths]
+    return [_put_down(read_corpus(path)) for path in paths]
+
+
+def _put_down(corpus: Corpus) -> Corpus:
+    return Corpus(corpus.state, corpus.path, (), corpus.sha256, rows=len(corpus.laws))

@@ -192,6 +192,29 @@ def test_read_corpora_checks_every_file_and_sorts_by_state(tmp_path: Path) -> No
         read_corpora(tmp_path)
 
 
+def test_corpora_put_down_after_their_check_are_read_again_as_they_were(tmp_path: Path) -> None:
+    write(tmp_path, "\n".join([row(id="AL-1"), row(id="AL-2", kind="process", question="", family="permit")]),
+          name="AL.jsonl")  # fmt: skip
+    write(tmp_path, row(id="MD-1"), name="MD.jsonl")
+    down = read_corpora(tmp_path, kept=False)
+    assert [(corpus.state, corpus.laws, corpus.size) for corpus in down] == [("AL", (), 2), ("MD", (), 1)]
+    held = read_corpora(tmp_path)
+    assert [corpus.with_laws() for corpus in down] == held
+    assert held[0].with_laws() is held[0]
+    # Refused where the file is no longer the one checked, even when it is still a good corpus.
+    write(tmp_path, row(id="MD-2"), name="MD.jsonl")
+    with pytest.raises(CorpusError, match=r"MD\.jsonl: changed after it was checked") as caught:
+        down[1].with_laws()
+    assert caught.value.exit_code == 2
+    # A file broken after its check is refused as broken.
+    write(tmp_path, "{", name="AL.jsonl")
+    with pytest.raises(CorpusError, match=r"AL\.jsonl:1"):
+        down[0].with_laws()
+    # A bad file is refused by the check, before anything is put down.
+    with pytest.raises(CorpusError, match=r"AL\.jsonl:1"):
+        read_corpora(tmp_path, kept=False)
+
+
 def test_read_corpora_of_a_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="not a directory"):
         read_corpora(tmp_path / "nowhere")

@@ -120,3 +120,21 @@ def test_another_embedder_does_not_read_this_ones_vectors(tmp_path: Path) -> Non
     store.vectors(other, "NV", texts)
     assert other.embedded == len(texts)
     assert len(list(tmp_path.glob("*/NV.vectors"))) == 2
+
+
+def test_repeated_texts_and_earlier_rows_are_written_and_read_back_as_the_embedders_bytes(tmp_path: Path) -> None:
+    first, second = _texts(60, 5), _texts(90, 6)
+    repeated = [*second[:40], second[3], second[7], *second[40:]]  # a text twice: kept once
+    store, embedder = VectorStore(tmp_path), Counting()
+    store.vectors(embedder, "NV", first)
+    store.vectors(embedder, "NV", repeated)
+    body = _file(tmp_path).read_bytes()
+    end = body.index(b"\n", len(MAGIC))
+    header = json.loads(body[len(MAGIC) : end])
+    # The state's distinct texts, then the earlier ones not among them (fewer here than the state's), checksummed.
+    assert header["rows"] == len(set(repeated)) + len(set(first) - set(repeated))
+    assert hashlib.sha256(body[end + 1 :]).hexdigest() == header["sha256"]
+    for texts in (first, repeated):
+        embedder.embedded = 0
+        assert store.vectors(embedder, "NV", texts).tobytes() == default_embedder().embed(texts).tobytes()
+        assert store.last["NV"].embedded == 0 and store.last["NV"].refused is None

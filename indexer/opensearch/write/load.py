@@ -285,7 +285,8 @@ def load(
     store: VectorStore | None = None,
     keep: int = KEEP,
 ) -> list[StateLoad]:
-    """Load every corpus (already validated, all of them, before anything is written); one result each,
+    """Load every corpus (already validated, all of them, before anything is written; one put down after its
+    check, read_corpora(kept=False), is read again as its turn comes, refused if its file changed); one result each,
     in the order of `corpora`. States load concurrently; each one's swap is its own and atomic. On the
     first failure no further state is started, the ones under way finish, and that failure is raised.
 
@@ -334,7 +335,9 @@ def load(
 
     def one(corpus: Corpus) -> StateLoad:
         stop.check(corpus.state)  # no state starts after a stop
-        return load_state(client, corpus, options, progress=progress, stop=stop, failures=failures)
+        # A corpus put down after its check (read_corpora(kept=False)) is read again here: only the states
+        # under way hold their laws.
+        return load_state(client, corpus.with_laws(), options, progress=progress, stop=stop, failures=failures)
 
     try:
         return _loading(connection, client, corpora, one, stop, dry_run, workers, finished)
