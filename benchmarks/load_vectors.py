@@ -141,7 +141,8 @@ def main() -> None:
         synthetic.write_corpora(corpora, args.states, args.laws, 7)
     changed = args.work / f"{args.states}-{args.laws}-changed"
     state = changed_copy(corpora, changed)
-    connection = Connection.from_env()
+    # The cleanup deletes a namespace's indices of 50 states at once: more than a default 10 s on a busy node.
+    connection = Connection.from_env(timeout=120)
     client = connection.client()
     node = Node(client)
     version = client.info()["version"]["number"]
