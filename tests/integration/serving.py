@@ -21,7 +21,14 @@ from tests.integration.support import LAWINDEX
 
 
 def _port_range() -> range:
+    """LAWINDEX_SERVE_PORTS; under pytest-xdist, this worker's share of it (every n-th port from its number):
+    two workers that probed the same free port at once each started a service on it, and one's questions were
+    answered by the other's service (a 404 for another test's namespace, in CI)."""
     low, high = os.environ.get("LAWINDEX_SERVE_PORTS", "8070-8099").split("-")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if worker.startswith("gw") and workers > 1:
+        return range(int(low) + int(worker[2:]) % workers, int(high) + 1, workers)
     return range(int(low), int(high) + 1)
 
 
