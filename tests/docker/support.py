@@ -42,11 +42,14 @@ def wait_for(what: str, ready: Callable[[], bool], timeout: float = 300) -> None
 def lawindex_cli(
     *args: str, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    """`lawindex ARGS` in its own process with `env` added; never a traceback."""
+    """`lawindex ARGS` in its own process with `env` added; never a traceback. Its requests may take 120 s
+    (LAWINDEX_TIMEOUT, unless set): a container's node just green on a loaded machine took more than the
+    default 10 s to answer the first (`load` in the compose test, CI at load 12). These tests are of the
+    containers; the client's own timeout is tested in tests/integration."""
     done = subprocess.run(
         [sys.executable, "-c", "from indexer.cli import main; main()", *args],
         capture_output=True, text=True, timeout=timeout, check=False, cwd=REPO,
-        env={**os.environ, **(env or {})},
+        env={"LAWINDEX_TIMEOUT": "120", **os.environ, **(env or {})},
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
     return done
