@@ -1,5 +1,5 @@
 """The laws a load has under way at once (indexer/opensearch/write/load.py, LawsAtOnce): states that fit load side
-by side, a state larger than the room loads alone, and a stop ends the wait."""
+by side, a state larger than the room loads alone, and a stop or another state's failure ends the wait."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import pytest
 
 from indexer.errors import LoadInterrupted
-from indexer.opensearch.write.load import LawsAtOnce
+from indexer.opensearch.write.load import LawsAtOnce, NotStarted
 from indexer.opensearch.write.stop import Stop
 
 
@@ -21,7 +21,7 @@ def _load_side_by_side(room: LawsAtOnce, sizes: list[int], together: int) -> lis
     stop = Stop()
 
     def one(size: int) -> None:
-        with room.held(size, stop, "TX"):
+        with room.held(size, stop, "TX", threading.Event()):
             seen.append(room.under_way)
             go.wait(5)
 
@@ -53,9 +53,20 @@ def test_a_state_past_the_room_waits_for_the_others_and_one_larger_than_it_loads
 
 
 def test_a_stop_ends_the_wait_for_room() -> None:
-    room, stop = LawsAtOnce(100), Stop()
-    with room.held(100, stop, "AK"):
+    room, stop, failed = LawsAtOnce(100), Stop(), threading.Event()
+    with room.held(100, stop, "AK", failed):
         stop.set()
-        with pytest.raises(LoadInterrupted), room.held(1, stop, "AL"):
+        with pytest.raises(LoadInterrupted), room.held(1, stop, "AL", failed):
             pass
     assert room.under_way == 0
+
+
+def test_a_failure_of_another_state_ends_the_wait_and_the_waiting_state_does_not_start() -> None:
+    room, stop, failed = LawsAtOnce(100), Stop(), threading.Event()
+    with room.held(100, stop, "AK", failed):
+        failed.set()
+        with pytest.raises(NotStarted), room.held(1, stop, "AL", failed):
+            pytest.fail("AL started after AK failed")
+    assert room.under_way == 0
+    with pytest.raises(NotStarted), room.held(1, stop, "AZ", failed):  # nor one with room to spare
+        pytest.fail("AZ started after AK failed")

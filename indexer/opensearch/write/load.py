@@ -273,6 +273,10 @@ WORKERS = 3
 LAWS_AT_ONCE = 80_000
 
 
+class NotStarted(Exception):
+    """A state that waited for room while another state failed: not started (as a state not yet taken up)."""
+
+
 class LawsAtOnce:
     """At most `most` laws under way at once (a state larger than that alone, once none is under way)."""
 
@@ -282,13 +286,18 @@ class LawsAtOnce:
         self._changed = threading.Condition()
 
     @contextlib.contextmanager
-    def held(self, laws: int, stop: Stop, state: str) -> Iterator[None]:
-        """Room for `laws` laws while the block runs; waiting for it ends at a stop (LoadInterrupted)."""
+    def held(self, laws: int, stop: Stop, state: str, failed: threading.Event) -> Iterator[None]:
+        """Room for `laws` laws while the block runs. Waiting for it ends at a stop (LoadInterrupted) or once
+        another state `failed` (NotStarted): a load that fails starts no state after its failure."""
         share = min(laws, self.most)
         with self._changed:
-            while self.under_way and self.under_way + share > self.most:
-                self._changed.wait(0.25)
+            while True:
                 stop.check(state)
+                if failed.is_set():
+                    raise NotStarted(state)
+                if not self.under_way or self.under_way + share <= self.most:
+                    break
+                self._changed.wait(0.25)
             self.under_way += share
         try:
             yield
@@ -363,15 +372,18 @@ def load(
         keep=keep,
     )
 
-    room = LawsAtOnce()
+    room, failed = LawsAtOnce(), threading.Event()
 
     def one(corpus: Corpus) -> StateLoad:
-        stop.check(corpus.state)  # no state starts after a stop
+        # No state starts after a stop or a failure (held's own checks).
         # A corpus put down after its check (read_corpora(kept=False)) is read again here: only the states
         # under way hold their laws, and no more of them than LAWS_AT_ONCE.
-        with room.held(corpus.size, stop, corpus.state):
-            stop.check(corpus.state)
-            return load_state(client, corpus.with_laws(), options, progress=progress, stop=stop, failures=failures)
+        with room.held(corpus.size, stop, corpus.state, failed):
+            try:
+                return load_state(client, corpus.with_laws(), options, progress=progress, stop=stop, failures=failures)
+            except BaseException:
+                failed.set()
+                raise
 
     try:
         return _loading(connection, client, corpora, one, stop, dry_run, workers, finished)
@@ -450,6 +462,10 @@ def _loading(
             finished += [f.result() for f in futures if not f.cancelled() and f.exception() is None]
             if stop.is_set():
                 raise _interrupted(corpora, finished, stop)
+            # The failure itself, in the corpora's order: not a state that gave up waiting for room after it.
+            for future in futures:
+                if not future.cancelled() and not isinstance(future.exception(), NotStarted):
+                    future.result()
             return [future.result() for future in futures]
 
 
