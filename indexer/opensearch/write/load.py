@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
@@ -266,6 +267,44 @@ def _build(
 # there, one worker took 8-18 s, two 2.4-7.7 s, three 2.2-5.8 s, four 4.5-5.9 s: more only queue on the
 # cluster's indexing threads.
 WORKERS = 3
+# Laws under way at once across the states loading side by side: the client holds a state's laws, their counts
+# and, with vectors, their texts and vectors while it loads it. The three largest of 50 generated states (51,781,
+# 32,624 and 23,570 laws) loading at once took the client to 1,078 MB. A state larger than this loads alone.
+LAWS_AT_ONCE = 80_000
+
+
+class NotStarted(Exception):
+    """A state that waited for room while another state failed: not started (as a state not yet taken up)."""
+
+
+class LawsAtOnce:
+    """At most `most` laws under way at once (a state larger than that alone, once none is under way)."""
+
+    def __init__(self, most: int = LAWS_AT_ONCE) -> None:
+        self.most = most
+        self.under_way = 0
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def held(self, laws: int, stop: Stop, state: str, failed: threading.Event) -> Iterator[None]:
+        """Room for `laws` laws while the block runs. Waiting for it ends at a stop (LoadInterrupted) or once
+        another state `failed` (NotStarted): a load that fails starts no state after its failure."""
+        share = min(laws, self.most)
+        with self._changed:
+            while True:
+                stop.check(state)
+                if failed.is_set():
+                    raise NotStarted(state)
+                if not self.under_way or self.under_way + share <= self.most:
+                    break
+                self._changed.wait(0.25)
+            self.under_way += share
+        try:
+            yield
+        finally:
+            with self._changed:
+                self.under_way -= share
+                self._changed.notify_all()
 
 
 def load(
@@ -333,11 +372,18 @@ def load(
         keep=keep,
     )
 
+    room, failed = LawsAtOnce(), threading.Event()
+
     def one(corpus: Corpus) -> StateLoad:
-        stop.check(corpus.state)  # no state starts after a stop
+        # No state starts after a stop or a failure (held's own checks).
         # A corpus put down after its check (read_corpora(kept=False)) is read again here: only the states
-        # under way hold their laws.
-        return load_state(client, corpus.with_laws(), options, progress=progress, stop=stop, failures=failures)
+        # under way hold their laws, and no more of them than LAWS_AT_ONCE.
+        with room.held(corpus.size, stop, corpus.state, failed):
+            try:
+                return load_state(client, corpus.with_laws(), options, progress=progress, stop=stop, failures=failures)
+            except BaseException:
+                failed.set()
+                raise
 
     try:
         return _loading(connection, client, corpora, one, stop, dry_run, workers, finished)
@@ -416,6 +462,10 @@ def _loading(
             finished += [f.result() for f in futures if not f.cancelled() and f.exception() is None]
             if stop.is_set():
                 raise _interrupted(corpora, finished, stop)
+            # The failure itself, in the corpora's order: not a state that gave up waiting for room after it.
+            for future in futures:
+                if not future.cancelled() and not isinstance(future.exception(), NotStarted):
+                    future.result()
             return [future.result() for future in futures]
 
 
