@@ -12,9 +12,12 @@ ROOT = Path(__file__).resolve().parents[2]
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="4">
 <testcase classname="tests.integration.test_ask" name="test_passes" time="0.1"/>
-<testcase classname="tests.integration.test_ask" name="test_fails[MD]" time="0.2"><failure message="x">x</failure></testcase>
-<testcase classname="tests.integration.test_load" name="test_setup_errs" time="0.0"><error message="y">y</error></testcase>
-<testcase classname="tests.integration.test_load" name="test_skips" time="0.0"><skipped message="z">z</skipped></testcase>
+<testcase classname="tests.integration.test_ask" name="test_fails[MD]" time="0.2">
+<failure message="x">x</failure></testcase>
+<testcase classname="tests.integration.test_load" name="test_setup_errs" time="0.0">
+<error message="y">y</error></testcase>
+<testcase classname="tests.integration.test_load" name="test_skips" time="0.0">
+<skipped message="z">z</skipped></testcase>
 </testsuite></testsuites>
 """
 
