@@ -69,7 +69,8 @@ def start_container(
         "DISABLE_SECURITY_PLUGIN=true",
         "DISABLE_INSTALL_DEMO_CONFIG=true",
         "cluster.routing.allocation.disk.threshold_enabled=false",
-        f"OPENSEARCH_JAVA_OPTS=-Xms{heap} -Xmx{heap}",
+        # The caller's OPENSEARCH_JAVA_OPTS after the heap, as for a distribution node (launch.node_environment).
+        f"OPENSEARCH_JAVA_OPTS=-Xms{heap} -Xmx{heap} {os.environ.get('OPENSEARCH_JAVA_OPTS', '')}".strip(),
         *(f"{key}={value}" for key, value in extra.items()),
     ]
     said = containers.run_detached(name, image, f"{HOST}:{port}:9200", f"{folder.data}:{CONTAINER_DATA}", env)

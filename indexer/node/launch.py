@@ -128,6 +128,24 @@ def jvm_options(heap: str, folder: NodeFolder) -> str:
     )
 
 
+def node_environment(folder: NodeFolder, java_home: Path) -> dict[str, str]:
+    """What bin/opensearch runs in: nothing of the caller's but PATH and OPENSEARCH_JAVA_OPTS, which bin/opensearch
+    puts after jvm.options and lawindex's (the official image honours it too: CI's test nodes run a JVM that
+    compiles less with it, -XX:TieredStopAtLevel=1)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        # Nothing of the caller's home: as root that is /root, which the node's user cannot read.
+        "HOME": str(folder.root),
+        "JAVA_HOME": str(java_home),
+        "OPENSEARCH_JAVA_HOME": str(java_home),
+        "OPENSEARCH_PATH_CONF": str(folder.config),
+    }
+    if os.environ.get("OPENSEARCH_JAVA_OPTS", "").strip():
+        env["OPENSEARCH_JAVA_OPTS"] = os.environ["OPENSEARCH_JAVA_OPTS"]
+    return env
+
+
 def prepare_node(folder: NodeFolder, dist: Path, settings: dict[str, str], heap: str, user: RunAs) -> None:
     """Make the node's home from the unpacked distribution and write its config: opensearch.yml with
     `settings`, the heap in jvm.options.d; home/config, data and logs belong to `user`."""
@@ -233,15 +251,7 @@ def start_distribution(
             yml.write("".join(f"{key}: {json.dumps(value)}\n" for key, value in secured.settings.items()))
         chown_tree(folder.home, user)
     reachable(folder, user)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LANG": "C.UTF-8",
-        # Nothing of the caller's home: as root that is /root, which the node's user cannot read.
-        "HOME": str(folder.root),
-        "JAVA_HOME": str(java_home),
-        "OPENSEARCH_JAVA_HOME": str(java_home),
-        "OPENSEARCH_PATH_CONF": str(folder.config),
-    }
+    env = node_environment(folder, java_home)
     (folder.root / OWNER_FILE).write_text(owner + "\n", encoding="utf-8")
     command = [str(folder.home / "bin" / "opensearch"), "-p", str(folder.root / "opensearch.pid")]
     pid = _spawn_detached(command, folder.root, folder.logs / "stdout.log", env, user)

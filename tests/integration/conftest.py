@@ -137,7 +137,8 @@ def _container(config: pytest.Config, image: str, version: str) -> Iterator[str]
     began = time.monotonic()
     container = OpenSearchContainer(image, security_enabled=False)
     container.ports["9200"] = ("127.0.0.1", None)
-    container.with_env("OPENSEARCH_JAVA_OPTS", "-Xms512m -Xmx512m")
+    java_options = f"-Xms512m -Xmx512m {os.environ.get('OPENSEARCH_JAVA_OPTS', '')}"  # the caller's after the heap
+    container.with_env("OPENSEARCH_JAVA_OPTS", java_options.strip())
     container.with_env("cluster.routing.allocation.disk.threshold_enabled", "false")
     try:
         container.start()

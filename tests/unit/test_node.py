@@ -213,6 +213,23 @@ def test_a_setting_lawindex_decides_is_refused(key: str) -> None:
         node.parse_settings([f"{key}=1"])
 
 
+def test_a_node_runs_with_the_callers_java_options_and_nothing_else_of_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = record.NodeFolder(tmp_path / "9440", "3.6.0")
+    monkeypatch.setenv("OPENSEARCH_JAVA_OPTS", "-XX:TieredStopAtLevel=1 -Dx=y")
+    monkeypatch.setenv("OPENSEARCH_PATH_CONF", "/elsewhere")
+    monkeypatch.setenv("LAWINDEX_SECRET_OF_THE_CALLER", "s3cret")
+    env = launch.node_environment(folder, Path("/jdk"))
+    assert env["OPENSEARCH_JAVA_OPTS"] == "-XX:TieredStopAtLevel=1 -Dx=y"
+    assert env["OPENSEARCH_PATH_CONF"] == str(folder.config)
+    assert env["HOME"] == str(folder.root)
+    assert set(env) == {"PATH", "LANG", "HOME", "JAVA_HOME", "OPENSEARCH_JAVA_HOME", "OPENSEARCH_PATH_CONF",
+                        "OPENSEARCH_JAVA_OPTS"}  # fmt: skip
+    monkeypatch.setenv("OPENSEARCH_JAVA_OPTS", "  ")
+    assert "OPENSEARCH_JAVA_OPTS" not in launch.node_environment(folder, Path("/jdk"))
+
+
 def test_a_node_settings_listen_on_loopback_with_transport_beside_http(tmp_path: Path) -> None:
     folder = record.NodeFolder(tmp_path / "9440", "3.6.0")
     settings = launch.node_settings(9440, {"transport.port": "9999", "node.attr.x": "y"}, folder)
