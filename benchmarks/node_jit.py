@@ -75,23 +75,33 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=11000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--version", default=node.default_version())
+    parser.add_argument(
+        "--variant",
+        action="append",
+        metavar="NAME=OPTIONS",
+        help="a variant's OPENSEARCH_JAVA_OPTS (repeatable; the first is the baseline); "
+        "default: the JVM's default, then C1 only",
+    )
     args = parser.parse_args()
+    variants = dict(v.split("=", 1) for v in args.variant) if args.variant else VARIANTS
     with tempfile.TemporaryDirectory() as folder:
         questions = Path(folder) / "questions.txt"
         questions.write_text("\n".join(QUESTIONS) + "\n", encoding="utf-8")
-        runs: dict[str, list[dict[str, float]]] = {name: [] for name in VARIANTS}
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
         for _ in range(args.rounds):
-            for name, options in VARIANTS.items():
+            for name, options in variants.items():
                 measured = one(args.version, args.port, options, questions)
                 runs[name].append(measured)
                 print(json.dumps({"variant": name, **{k: round(v, 1) for k, v in measured.items()}}), flush=True)
-    keys = list(runs["default"][0])
+    baseline = next(iter(runs))
+    keys = list(runs[baseline][0])
     print(f"\n  {'median':<16}" + "".join(f"{key:>16}" for key in keys))
     medians = {name: {key: statistics.median(r[key] for r in got) for key in keys} for name, got in runs.items()}
     for name, values in medians.items():
         print(f"  {name:<16}" + "".join(f"{values[key]:>16.1f}" for key in keys))
-    ratios = "".join(f"{medians['C1 only'][key] / medians['default'][key]:>15.2f}x" for key in keys)
-    print(f"  {'C1 / default':<16}" + ratios)
+    for name in list(medians)[1:]:
+        ratios = "".join(f"{medians[name][key] / medians[baseline][key]:>15.2f}x" for key in keys)
+        print(f"  {name[:8] + ' / base':<16}" + ratios)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Importing `indexer.cli` (as the tests and other programs do) changes nothing in the process; `main()`, the
 console script's entry point, sets what a short `lawindex` process wants: one OpenBLAS thread, and a
-collector that does not walk the command's objects again and again. Each in a fresh interpreter."""
+collector that does not walk the command's objects again and again, and no aiohttp (opensearch-py's async client,
+which lawindex never uses, imported with it where installed). Each in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ if sys.argv[1] == "main":
     except SystemExit:
         pass
 ran = [gc.get_threshold()[0], os.environ.get("OPENBLAS_NUM_THREADS")]
+import opensearchpy
+ran.append(sorted(name for name in ("aiohttp", "opensearchpy.connection.http_async") if sys.modules.get(name)))
 print(json.dumps([before, imported, ran]), file=sys.stderr)
 """
 
@@ -39,12 +42,14 @@ def probe(mode: str) -> list[list[object]]:
 
 
 def test_importing_the_cli_changes_nothing() -> None:
-    before, imported, _ = probe("import")
+    before, imported, ran = probe("import")
     assert before == [700, None]  # CPython's default threshold, and no thread setting of ours
     assert imported == before
+    # aiohttp is installed here (the dev extra), and opensearch-py takes it up with its async client.
+    assert ran[2] == ["aiohttp", "opensearchpy.connection.http_async"]
 
 
-def test_main_sets_one_blas_thread_and_a_high_collection_threshold() -> None:
+def test_main_sets_one_blas_thread_a_high_collection_threshold_and_no_aiohttp() -> None:
     before, imported, ran = probe("main")
     assert imported == before
-    assert ran == [100_000, "1"]
+    assert ran == [100_000, "1", []]
