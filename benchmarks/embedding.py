@@ -2,9 +2,11 @@
 process, and a state's laws.
 
     python -m benchmarks.embedding [--before main] [--laws 6000] [--questions 200] [--rounds 3]
+                                   [--skip question meaning state]
 
-"before" is `indexer/retrieval/embedding.py` as it is at the git revision `--before` (read with `git show`,
-loaded as a module of its own beside this tree's, its own model instance); "after" is this tree's. Every
+"before" is `indexer/retrieval/embedding.py` and `pieces.py` as they are at the git revision `--before` (read
+with `git show`, loaded as modules of their own beside this tree's, its own model instance); "after" is this
+tree's. Every
 figure is measured with the two alternating, on the same texts, and every vector of each is checked equal to
 the other's, bytes for bytes (the vectors are sealed into every index; the plugin reproduces them):
 
@@ -12,7 +14,9 @@ the other's, bytes for bytes (the vectors are sealed into every index; the plugi
   microseconds and their ratio (target: well under a millisecond);
 - meaning in process: `indexer.retrieval.meaning.answer(..., by="meaning")` on a generated state of --laws
   laws, with each side's embedder and `cosines`, p50/p99 and ratio (where a question's time goes);
-- a state's laws: `embed` of every row of the same state (law, question, concept), ms per 1,000 laws.
+- a state's laws: `embed` of every row of the same state (law, question, concept), ms of CPU per 1,000 laws
+  (`time.process_time`, the tokenizer's threads included), each round a first call (a new piece cache: the
+  first state of a load) then a second (the cache warm).
 """
 
 from __future__ import annotations
@@ -37,16 +41,33 @@ from tests import synthetic
 HERE = Path(__file__).resolve().parents[1]
 
 
-def module_at(revision: str) -> types.ModuleType:
-    """indexer/retrieval/embedding.py at `revision`, as a module of its own."""
-    source = subprocess.run(
-        ["git", "-C", str(HERE), "show", f"{revision}:indexer/retrieval/embedding.py"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    module = types.ModuleType("embedding_before")
-    module.__file__ = f"{revision}:indexer/retrieval/embedding.py"
+SECTIONS = ("question", "meaning", "state")
+
+
+def loaded(name: str, revision: str, path: str) -> types.ModuleType | None:
+    """The file `path` at `revision`, as a module of its own named `name` (None if the file is not there)."""
+    shown = subprocess.run(["git", "-C", str(HERE), "show", f"{revision}:{path}"], capture_output=True, text=True)
+    if shown.returncode:
+        return None
+    module = types.ModuleType(name)
+    module.__file__ = f"{revision}:{path}"
     sys.modules[module.__name__] = module  # dataclasses and typing look a module up by name
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # our own file, at another commit
+    exec(compile(shown.stdout, module.__file__, "exec"), module.__dict__)  # our own file, at another commit
+    return module
+
+
+def module_at(revision: str) -> types.ModuleType:
+    """indexer/retrieval/embedding.py at `revision`, as a module of its own, importing pieces.py at `revision`."""
+    pieces = loaded("pieces_before", revision, "indexer/retrieval/pieces.py")
+    ours = sys.modules.get("indexer.retrieval.pieces")
+    if pieces is not None:
+        sys.modules["indexer.retrieval.pieces"] = pieces  # what `from indexer.retrieval.pieces import` finds
+    try:
+        module = loaded("embedding_before", revision, "indexer/retrieval/embedding.py")
+    finally:
+        if ours is not None:
+            sys.modules["indexer.retrieval.pieces"] = ours
+    assert module is not None, f"no indexer/retrieval/embedding.py at {revision}"
     return module
 
 
@@ -117,21 +138,38 @@ def in_process(before: types.ModuleType, old: embedding.Embedder, corpus: Corpus
     report(f"meaning in process: answer(by='meaning') on a {len(corpus.laws):,}-law state", found, 1e3, "ms")
 
 
+def cold(model: embedding.Embedder) -> embedding.Embedder:
+    """`model` with a new, empty piece cache (its own version's), as at the first state a process loads."""
+    pieces = getattr(model, "_pieces", None)
+    if pieces is not None:
+        setattr(model, "_pieces", type(pieces).of(getattr(model, "_tokenizer")))  # noqa: B009, B010
+    return model
+
+
 def state(old: embedding.Embedder, new: embedding.Embedder, corpus: Corpus, rounds: int) -> None:
     texts = [embedding.row_text(law) for law in corpus.laws]
-    first, second = old.embed(texts), new.embed(texts)
+    first, second = cold(old).embed(texts), cold(new).embed(texts)
     assert first.tobytes() == second.tobytes(), "the state's vectors differ"
-    found = {"before": [], "after": []}  # type: dict[str, list[float]]
+    found: dict[tuple[str, str], list[float]] = {}
     for number in range(rounds):
         for side in ("before", "after") if number % 2 == 0 else ("after", "before"):
-            model = old if side == "before" else new
-            found[side].append(timed(lambda: model.embed(texts)))  # noqa: B023
+            model = cold(old if side == "before" else new)
+            for call in ("first", "second"):
+                began = time.process_time()
+                made = model.embed(texts)
+                found.setdefault((side, call), []).append(time.process_time() - began)
+                assert made.tobytes() == first.tobytes(), (side, call)
     per = 1000 / len(texts)
-    print(f"\na state's laws: embed of {len(texts):,} rows (law, question, concept), {rounds} rounds")
-    for side, seconds in found.items():
-        print(f"  {side:<7} {statistics.median(seconds) * per * 1000:8.1f} ms per 1,000 laws (median; "
-              f"{', '.join(f'{one:.2f}' for one in seconds)} s)")  # fmt: skip
-    print(f"  after / before: {statistics.median(found['after']) / statistics.median(found['before']):.3f}x")
+    print(f"\na state's laws: embed of {len(texts):,} rows (law, question, concept), {rounds} rounds, CPU "
+          "(process_time) per 1,000 laws, median")  # fmt: skip
+    for call, cache in (("first", "cold piece cache"), ("second", "warm piece cache")):
+        print(f"  {call} call ({cache}):")
+        for side in ("before", "after"):
+            seconds = found[(side, call)]
+            print(f"    {side:<7} {statistics.median(seconds) * per * 1000:8.1f} ms  "
+                  f"({', '.join(f'{one:.2f}' for one in seconds)} s)")  # fmt: skip
+        ratio = statistics.median(found[("after", call)]) / statistics.median(found[("before", call)])
+        print(f"    after / before: {ratio:.3f}x")
 
 
 def main() -> None:
@@ -140,6 +178,7 @@ def main() -> None:
     parser.add_argument("--laws", type=int, default=6000)
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS)
     args = parser.parse_args()
     before = module_at(args.before)
     began = time.perf_counter()
@@ -150,10 +189,13 @@ def main() -> None:
     questions = synthetic.generate_questions(corpus.laws, args.questions, 7)
     print(f"before: {args.before}'s embedding.py (model loaded in {loaded:.2f} s); after: this tree; "
           f"numpy {np.__version__}")  # fmt: skip
-    one_question(old, new, questions, args.rounds)
-    rank.vectors(corpus.laws)  # the rows' vectors, made once, shared by both sides
-    in_process(before, old, corpus, questions, args.rounds)
-    state(old, new, corpus, args.rounds)
+    if "question" not in args.skip:
+        one_question(old, new, questions, args.rounds)
+    if "meaning" not in args.skip:
+        rank.vectors(corpus.laws)  # the rows' vectors, made once, shared by both sides
+        in_process(before, old, corpus, questions, args.rounds)
+    if "state" not in args.skip:
+        state(old, new, corpus, args.rounds)
 
 
 if __name__ == "__main__":

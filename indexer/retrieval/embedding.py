@@ -27,9 +27,15 @@ empty question) is the zero vector: it is near nothing.
 
 The pooling's sum is exact too: every value of the shipped matrix is a whole number of 2^-24 (a float16
 widened), so no float64 addition of a text's rows rounds, in any order (`exact_terms`, checked as the model
-loads). A state's rows are embedded in batches (`embed`: the k-th token of every text at once); a question
-alone (`embed_one`) has its rows summed at once, 0.05 ms where the batch path's machinery took 0.13-0.26 ms.
-Both take their token ids a cached piece at a time (indexer.retrieval.pieces), the tokenizer's own ids.
+loads). So a state's rows are embedded in batches of bags (`embed`: each text the multiset of its pieces, summed
+by two sparse products, `_summed`), never listing a text's ids; a question alone (`embed_one`) has its rows
+summed at once, 0.05 ms where the batch path's machinery took 0.13-0.26 ms. Both take their token ids a cached
+piece at a time (indexer.retrieval.pieces), the tokenizer's own ids. Where the exactness is not proven (a
+matrix of other values, a text of more than `exact_terms` tokens, a tokenizer the pieces are not proven for)
+the batch path sums token by token in order (`_token_by_token`), the definition itself.
+
+Long: the definition and its fast paths side by side (token by token, the bags, one question; math.fsum a row
+and `fsums`), each next to what it must equal, to the bit (tests/unit/test_embedding_fast.py).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ import math
 import threading
 from collections.abc import Iterator, Sequence
 from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.retrieval.corpus import Law
-from indexer.retrieval.pieces import Pieces
+from indexer.retrieval.pieces import Bags, Pieces
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -106,14 +113,99 @@ def identity(embedder: Embedder) -> str:
 
 def normalised(sums: npt.NDArray[np.float64]) -> Vectors:
     """Each row of `sums` (float64) divided by its length, on the grid, as float32 (zero rows stay zero)."""
-    # The squares are numpy's float64 products (each rounded as `x * x` is), summed by math.fsum per row
-    # (over a memoryview, whose items are the doubles themselves: half the time of a list of every row).
+    # The squares are numpy's float64 products (each rounded as `x * x` is), summed as math.fsum sums them
+    # (`fsums`: the same correctly rounded sum, 45-50 ms for 13,147 rows where math.fsum a row took 160 ms).
     squares = sums * sums
-    norms = np.array([math.sqrt(math.fsum(memoryview(row))) for row in squares], dtype=np.float64)
+    norms = np.sqrt(fsums(squares))  # IEEE's square root, correctly rounded as math.sqrt's
     out = np.zeros(sums.shape, dtype=np.float32)
     some = norms > 0.0
     out[some] = np.round(sums[some] / norms[some, None] * _GRID) / _GRID
     return out
+
+
+# fsums: a sum that is certainly the correctly rounded one lies farther than 1,024 times the bound of its error
+# (relative) from half way between two doubles, and at least _MARGIN; a sum below _TINY is left to math.fsum,
+# where a rounding is not relative (subnormal numbers begin at 2^-1022).
+_MARGIN = 2.0**-80
+_TINY = 2.0**-900
+_HUGE = 2.0**1000
+# Rows summed at once by fsums: their work arrays (128 columns of float64, 256 KB) stay in the cache; 2,048 at
+# once took twice the time.
+_SUM_ROWS = 256
+
+
+def fsums(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """`math.fsum` of each row of `values` (float64), to the bit: each row's correctly rounded sum.
+
+    Vectorised over the rows (`_two_sums`): the sum of a row's terms added in pairs, and the exact sum of what
+    each addition rounded away, summed apart. Of n terms none negative, of exact sum S, the two add up to S
+    within (n-1)·u(1+γ(n))·γ(n-1)·S (u = 2^-53, γ(k) = ku/(1-ku)): each addition rounds away at most u times
+    a partial sum, itself at most S(1+γ(n)), and a float sum of n-1 numbers, in any order, is within γ(n-1)
+    times the sum of their magnitudes (Ogita, Rump and Oishi's Sum2). For 256 terms that is below 2^-90·S.
+    Rounding the two then gives S correctly rounded wherever S is farther than 1,024 times that (2^-80·S) from
+    half way between the doubles around it, which is checked; every other row (about one in 10^8; a tie; a
+    term negative, -0.0 or not finite; a sum below 2^-900) is math.fsum's own."""
+    count, width = values.shape
+    wide = 1 << max(0, width - 1).bit_length()
+    unit = 2.0**-53
+    bound = (wide - 1) * unit * (1 + _gamma(wide)) * _gamma(wide - 1)
+    relative = max(_MARGIN, 1024 * bound)  # 2^-80 up to 256 terms; a row of millions falls to fsum
+    terms = values
+    if wide != width:  # zeros to a power of two wide: adding 0 rounds nothing away
+        terms = np.zeros((count, wide), dtype=np.float64)
+        terms[:, :width] = values
+    total = np.empty(count, dtype=np.float64)
+    away = np.empty(count, dtype=np.float64)
+    with np.errstate(all="ignore"):  # a row not finite is fsum's, warnings and errors included
+        for start in range(0, count, _SUM_ROWS):
+            total[start : start + _SUM_ROWS], away[start : start + _SUM_ROWS] = _two_sums(
+                terms[start : start + _SUM_ROWS]
+            )
+        rounded = total + away
+        # What is left of S past `rounded`, to within the bound: total - rounded is exact (Sterbenz: `away` is
+        # at most 2^-44 of `total`), then one more rounding, of a number about a unit in the last place.
+        past = (total - rounded) + away
+        up = np.nextafter(rounded, np.inf) - rounded  # the gaps to the neighbouring doubles, exact
+        down = rounded - np.nextafter(rounded, 0.0)
+        margin = rounded * relative
+        certain = (rounded == 0.0) | (
+            (rounded >= _TINY) & (rounded <= _HUGE) & (up * 0.5 - past > margin) & (past + down * 0.5 > margin)
+        )
+    certain &= ~np.signbit(values).any(axis=1) & np.isfinite(values).all(axis=1)
+    for row in np.flatnonzero(~certain).tolist():
+        rounded[row] = math.fsum(memoryview(values[row]))
+    return rounded
+
+
+def _gamma(count: int) -> float:
+    """Higham's γ(count): count rounding errors of at most u = 2^-53 each compound to at most this, relative."""
+    spent = count * 2.0**-53
+    return spent / (1 - spent) if spent < 1 else math.inf
+
+
+def _two_sums(terms: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each row's sum, its columns (a power of two of them) added in pairs until one is left, and the sum of
+    what those additions rounded away, each of those errors exact (Knuth's TwoSum, no assumption on their
+    magnitudes): the first plus the exact second is the row's exact sum."""
+    rows, width = terms.shape
+    half = width // 2
+    sums = (np.empty((rows, half), dtype=np.float64), np.empty((rows, half), dtype=np.float64))
+    back = np.empty((rows, half), dtype=np.float64)
+    error = np.empty((rows, half), dtype=np.float64)
+    errors = np.zeros((rows, half), dtype=np.float64)
+    level, turn = terms, 0
+    while half:
+        left, right = level[:, :half], level[:, half:]
+        total, bb, err = sums[turn][:, :half], back[:, :half], error[:, :half]
+        np.add(left, right, out=total)
+        np.subtract(total, left, out=bb)
+        np.subtract(total, bb, out=err)
+        np.subtract(left, err, out=err)
+        np.subtract(right, bb, out=bb)
+        err += bb  # left + right == total + err, exactly
+        errors[:, :half] += err
+        level, turn, half = total, 1 - turn, half // 2
+    return level[:, 0].copy(), errors.sum(axis=1)
 
 
 @contextlib.contextmanager
@@ -187,7 +279,58 @@ class WordLlamaEmbedder:
         return out
 
     def _embedded(self, texts: Sequence[str]) -> Vectors:
-        ids = self.tokens(texts)
+        if self._pieces is None or not self._exact:
+            return normalised(self._token_by_token(self.tokens(texts)))
+        with self._lock:
+            bags = self._pieces.bags(texts)
+        sums, counts = self._summed(bags)
+        pooled: npt.NDArray[np.float64] = sums / np.maximum(counts, 1.0)[:, None]
+        longer = np.flatnonzero(counts > self._exact)  # never with the shipped matrix (67 million tokens)
+        if len(longer):
+            pooled[longer] = self._token_by_token(self.tokens([texts[one] for one in longer.tolist()]))
+        return normalised(pooled)
+
+    def _summed(self, bags: Bags) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Each text's sum of its tokens' rows (float64) and its number of tokens, from its bag of pieces: the
+        token-by-token sum, to the bit, for a text of at most `self._exact` tokens (`exact_terms`).
+
+        Two sparse products (scipy's, in C++): the texts' pieces times the pieces' tokens counts each text's
+        tokens, and those counts times the rows of the tokens used widened to float64 are the sums. No list of
+        a text's ids, no per-token table: the Python side of the batch path was 1.15 s of 2.38 s (13,147 laws).
+        Every addition is exact, so the order scipy adds in (and how often a row is counted) changes nothing."""
+        from scipy import sparse  # type: ignore[import-untyped]  # 0.2-0.3 s to import: a load's, not a question's
+
+        rows = self._matrix.shape[0]
+        lengths = np.fromiter(map(len, bags.ids), dtype=np.intp, count=len(bags.ids))
+        tokens = np.fromiter(chain.from_iterable(bags.ids), dtype=np.intp, count=int(lengths.sum()))
+        np.clip(tokens, 0, rows - 1, out=tokens)  # as the token-by-token table
+        spelled = sparse.csr_matrix(
+            (np.ones(len(tokens)), tokens, _offsets(lengths)), shape=(len(lengths), rows)
+        )  # pieces x the matrix's rows: a 1 per token (a token twice in a piece: 2)
+        made_of = sparse.csr_matrix(
+            (np.ones(len(bags.pieces)), bags.pieces, _offsets(bags.counts)), shape=(len(bags.counts), len(lengths))
+        )  # texts x pieces
+        held = made_of @ spelled  # texts x the matrix's rows: how many times each text holds each token
+        used = np.flatnonzero(np.bincount(held.indices, minlength=rows))
+        place = np.zeros(rows, dtype=held.indices.dtype)
+        place[used] = np.arange(len(used))
+        held = sparse.csr_matrix((held.data, place[held.indices], held.indptr), shape=(held.shape[0], len(used)))
+        # The used rows widened to float64 a block at a time, at most _CELLS values (32 MB; 2,048 generated laws
+        # use about 2,700 of the 32,000 rows, random Unicode could use them all).
+        step = max(1, _CELLS // DIMENSION)
+        if len(used) <= step:
+            sums: npt.NDArray[np.float64] = held @ self._matrix[used].astype(np.float64)
+        else:
+            by_token = held.tocsc()  # column slices of a CSC matrix are cheap
+            sums = np.zeros((held.shape[0], DIMENSION), dtype=np.float64)
+            for start in range(0, len(used), step):
+                sums += by_token[:, start : start + step] @ self._matrix[used[start : start + step]].astype(np.float64)
+        counts: npt.NDArray[np.float64] = made_of @ lengths.astype(np.float64)
+        return sums, counts
+
+    def _token_by_token(self, ids: list[list[int]]) -> npt.NDArray[np.float64]:
+        """The mean of each text's token rows, summed token by token in its order (the definition, for a matrix
+        or a tokenizer where the bags' exactness is not proven)."""
         count = len(ids)
         lengths = np.array([len(one) for one in ids], dtype=np.intp)
         # Longest first, in runs of at most _CELLS tokens' places (a run's texts times its longest): the
@@ -202,7 +345,7 @@ class WordLlamaEmbedder:
             run = by_length[start:stop]
             pooled[run] = self._pooled([ids[text] for text in run.tolist()], lengths[run])
             start = stop
-        return normalised(pooled)
+        return pooled
 
     def embed_one(self, text: str) -> Vectors:
         """`embed([text])[0]`, the same bytes, at the cost of one short question: its tokens' rows summed at once
@@ -246,6 +389,13 @@ class WordLlamaEmbedder:
             sums[: having[k]] += self._matrix[table[: having[k], k]]
         result: npt.NDArray[np.float64] = sums / np.maximum(lengths, 1).astype(np.float64)[:, None]
         return result
+
+
+def _offsets(counts: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """Where each of a CSR matrix's rows begins, and the end: 0, then the running sum of `counts`."""
+    out = np.zeros(len(counts) + 1, dtype=np.intp)
+    np.cumsum(counts, out=out[1:])
+    return out
 
 
 def exact_terms(matrix: Vectors) -> int:

@@ -1,10 +1,12 @@
 """The embedder's fast paths against its definition, to the bit (issue 28, item 5).
 
 The fast paths: token ids a cached piece at a time (indexer.retrieval.pieces) instead of the tokenizer over the
-whole text, and one text's rows summed at once (`embed_one`) instead of the batch path's token-by-token table.
-Each is held equal to an oracle written here from the module's definition (the tokenizer's own ids, float64
-sums token by token in order, fsum norm, grid), on thousands of generated texts: words of generated laws,
-runs of spaces, `▁` and the tokenizer's added tokens in the input, every plane of Unicode, 100,000 characters.
+whole text; one text's rows summed at once (`embed_one`); a batch's texts as bags of pieces summed by sparse
+products (`embed`), never listing a text's ids; and the norm's fsum vectorised over the rows (`fsums`). Each is
+held equal to an oracle written here from the module's definition (the tokenizer's own ids, float64 sums
+token by token in order, fsum norm, grid), on thousands of generated texts: words of generated laws, a
+generated state's rows, runs of spaces, `▁` and the tokenizer's added tokens in the input, every plane of
+Unicode, 100,000 characters; and on texts hypothesis makes of the same parts.
 """
 
 from __future__ import annotations
@@ -16,10 +18,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from tokenizers import Tokenizer
 
-from indexer.retrieval import embedding
-from indexer.retrieval.embedding import DIMENSION, GRID_BITS, WordLlamaEmbedder, default_embedder, exact_terms, row_text
+from indexer.retrieval import embedding, pieces
+from indexer.retrieval.embedding import (
+    DIMENSION,
+    GRID_BITS,
+    TEXTS_AT_ONCE,
+    WordLlamaEmbedder,
+    default_embedder,
+    exact_terms,
+    fsums,
+    row_text,
+)
 from indexer.retrieval.pieces import SPACE, Pieces
 from tests import synthetic
 
@@ -104,11 +118,10 @@ def oracle(matrix: np.ndarray, ids: list[int]) -> bytes:
     its square root, each component divided by it, rounded to the 2^-GRID_BITS grid, float32."""
     if not ids:
         return np.zeros(DIMENSION, dtype=np.float32).tobytes()
-    sums = [0.0] * DIMENSION
+    sums = np.zeros(DIMENSION, dtype=np.float64)
     for token in ids:
-        row = matrix[token].tolist()
-        sums = [total + float(value) for total, value in zip(sums, row, strict=True)]
-    mean = [total / len(ids) for total in sums]
+        sums += matrix[token]  # the float32 row widened exactly, then one float64 addition a component
+    mean = [total / len(ids) for total in sums.tolist()]
     norm = math.sqrt(math.fsum(value * value for value in mean))
     if norm == 0.0:
         return np.zeros(DIMENSION, dtype=np.float32).tobytes()
@@ -120,11 +133,27 @@ def oracle(matrix: np.ndarray, ids: list[int]) -> bytes:
     ).tobytes()
 
 
+def definition(matrix: np.ndarray, tokenizer: Tokenizer, texts: list[str]) -> list[bytes]:
+    """Each text's vector by the oracle, from the tokenizer's own ids of the whole text."""
+    return [oracle(matrix, one.ids) for one in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+def same_rows(made: np.ndarray, expected: list[bytes], texts: list[str]) -> None:
+    assert made.shape == (len(texts), DIMENSION)
+    for number, (row, want) in enumerate(zip(made, expected, strict=True)):
+        assert row.tobytes() == want, (number, texts[number][:80])
+
+
 @pytest.fixture(scope="module")
 def embedder() -> WordLlamaEmbedder:
     made = default_embedder()
     assert isinstance(made, WordLlamaEmbedder)
     return made
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return _tokenizer()
 
 
 def test_pieces_give_the_tokenizers_own_ids(embedder: WordLlamaEmbedder) -> None:
@@ -188,3 +217,160 @@ def test_texts_embedded_a_few_at_a_time_make_the_same_bytes(
     for at_once in (2, 7, 64):
         monkeypatch.setattr(embedding, "TEXTS_AT_ONCE", at_once)
         assert embedder.embed(texts).tobytes() == whole, at_once
+
+
+def cold(embedder: WordLlamaEmbedder) -> WordLlamaEmbedder:
+    """`embedder` with a new, empty piece cache: the next call tokenizes every piece it meets."""
+    embedder._pieces = Pieces.of(embedder._tokenizer)
+    return embedder
+
+
+def test_a_generated_states_rows_are_the_definitions_bytes(embedder: WordLlamaEmbedder, tokenizer: Tokenizer) -> None:
+    # More laws than TEXTS_AT_ONCE (several batches), plain texts (the batch's words are one split), and a batch
+    # of odd texts (each cut on its own): with the cache empty, then warm.
+    texts = [row_text(law) for law in synthetic.generate_corpus("NV", 2500, 11)]
+    assert len(texts) > TEXTS_AT_ONCE
+    odd = generated(400, 5)
+    for batch in (texts, odd, texts[:50] + odd[:50], [*texts[:50], "road <s> rules", "</s>"]):
+        expected = definition(embedder._matrix, tokenizer, batch)
+        same_rows(cold(embedder).embed(batch), expected, batch)
+        same_rows(embedder.embed(batch), expected, batch)
+
+
+_PART = st.one_of(
+    st.sampled_from(_WORDS),
+    st.sampled_from(_ODD),
+    st.sampled_from([" ", " ", "  ", "   ", SPACE + " ", " " + SPACE]),
+    st.text(max_size=6),
+)
+_ODD_TEXT = st.lists(_PART, max_size=30).map("".join)
+# Words between runs of spaces, none at either end: cut on its own (three spaces are `▁▁` and `▁word`, not `▁`, `▁`
+# and `▁word`), where a plain text's words are its pieces.
+_GAPS = st.sampled_from([" ", "  ", "   ", "    "])
+_SPACED_TEXT = st.lists(st.tuples(st.sampled_from(_WORDS), _GAPS), min_size=1, max_size=20).map(
+    lambda pairs: "".join(word + gap for word, gap in pairs).strip(" ")
+)
+# Words (an added token among them) between single spaces: the batch's words are its pieces, one split, unless a
+# text holds an added token.
+_PLAIN_WORD = st.sampled_from([*_WORDS, "<s>", "</s>", "<unk>", "a<s>b"]) | st.text(
+    st.characters(codec="utf-8", exclude_characters=f" {SPACE}"), min_size=1, max_size=5
+)
+_PLAIN_TEXT = st.lists(_PLAIN_WORD, min_size=1, max_size=30).map(" ".join)
+_BATCH = st.lists(_PLAIN_TEXT, min_size=2, max_size=12) | st.lists(
+    _ODD_TEXT | _SPACED_TEXT | _PLAIN_TEXT, min_size=2, max_size=12
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_BATCH)
+def test_any_batch_is_the_definitions_bytes(
+    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, texts: list[str]
+) -> None:
+    # Most batches hold pieces met for the first time (hypothesis's own characters) beside pieces cached.
+    same_rows(embedder.embed(texts), definition(embedder._matrix, tokenizer, texts), texts)
+    assert embedder.tokens(texts) == [one.ids for one in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+def test_the_token_by_token_path_where_the_bags_are_not_proven(
+    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = generated(300, 6)[:12] + generated(300, 6)[100:]  # the two 100,000-character texts among them
+    expected = definition(embedder._matrix, tokenizer, texts)
+    # Texts of more than 40 tokens summed token by token, the others from their bags, in one batch.
+    monkeypatch.setattr(embedder, "_exact", 40)
+    same_rows(embedder.embed(texts), expected, texts)
+    # No exact sums at all, or no pieces (a tokenizer the cut is not proven for): token by token throughout.
+    monkeypatch.setattr(embedder, "_exact", 0)
+    same_rows(embedder.embed(texts), expected, texts)
+    monkeypatch.undo()
+    monkeypatch.setattr(embedder, "_pieces", None)
+    same_rows(embedder.embed(texts), expected, texts)
+
+
+def test_a_full_piece_cache_is_emptied_and_the_ids_kept(
+    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fewer pieces kept than a few texts have: the cache fills and is emptied within a call, most calls holding
+    # pieces known (met in the call before) and pieces not.
+    monkeypatch.setattr(pieces, "KEPT", 64)
+    texts = generated(300, 7)[12:]
+    expected = definition(embedder._matrix, tokenizer, texts)
+    made = cold(embedder)
+    for at_once in (5, 300):
+        for start in range(0, len(texts), at_once):
+            batch = texts[start : start + at_once]
+            same_rows(made.embed(batch), expected[start : start + at_once], batch)
+            assert made.tokens(batch) == [one.ids for one in tokenizer.encode_batch(batch, add_special_tokens=False)]
+    cold(embedder)
+
+
+def test_a_text_the_tokenizer_refuses_leaves_the_cache_as_it_was(
+    embedder: WordLlamaEmbedder, tokenizer: Tokenizer
+) -> None:
+    texts = generated(300, 8)[12:40]
+    expected = definition(embedder._matrix, tokenizer, texts)
+    cold(embedder)
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate: the tokenizer's own error, as before
+        embedder.embed(["road \udc80 rules", *texts])  # its pieces asked first, the others after
+    same_rows(embedder.embed(texts), expected, texts)
+
+
+def _fsum(row: np.ndarray) -> float | str:
+    try:
+        return math.fsum(row.tolist())
+    except (OverflowError, ValueError) as error:
+        return type(error).__name__
+
+
+def _same_as_fsum(values: np.ndarray) -> None:
+    expected = [_fsum(row) for row in values]
+    failures = {one for one in expected if isinstance(one, str)}
+    if failures:
+        with pytest.raises((OverflowError, ValueError)):
+            fsums(values)
+        return
+    got = fsums(values)
+    assert got.tobytes() == np.array(expected, dtype=np.float64).tobytes()
+
+
+_SQUARES = st.floats(min_value=0.0, max_value=2.0**20, allow_subnormal=True) | st.sampled_from(
+    [0.0, 1.0, 3.0, 2.0**-53, 3 * 2.0**-53, 2.0**-54, 2.0**-1074, 2.0**-900, 2.0**-1000, 0.1, 0.3]
+)  # halves of a unit in the last place among them: sums exactly half way, the ties fsum rounds to even
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda width: arrays(np.float64, st.tuples(st.integers(1, 6), st.just(width)),
+                                                       elements=_SQUARES)))  # fmt: skip
+def test_fsums_is_fsum_to_the_bit(values: np.ndarray) -> None:
+    _same_as_fsum(values)
+
+
+# Terms of both signs far apart in size: sums that cancel, where Sum2's bound does not hold (fsum's, then).
+_CANCELLING = st.builds(math.ldexp, st.sampled_from([-1.5, -1.0, 1.0, 1.25, 3.0]), st.integers(-80, 80))
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(0, 9)), elements=st.floats(width=64) | _CANCELLING))
+def test_fsums_is_fsum_on_any_doubles(values: np.ndarray) -> None:
+    # Negative, -0.0, infinite, NaN, past the largest double when summed: math.fsum's own result or error.
+    _same_as_fsum(values)
+
+
+def test_fsums_on_rows_as_normalised_gives_them() -> None:
+    rng = np.random.default_rng(28)
+    means = np.ldexp(rng.integers(-(2**27), 2**27, (3000, DIMENSION)).astype(np.float64), -24)
+    means /= rng.integers(1, 400, (3000, 1)).astype(np.float64)  # a text's sum over its count of tokens
+    halves = np.ones((3, DIMENSION)) * 2.0**-30
+    halves[:, 0] = (1.0, 2.0**-20, 3.0)
+    # Rows a sum without the check of signs got wrong (found by a search): the pair of rounded sums is not
+    # near S when the terms cancel.
+    cancelling = np.array([
+        [-6.776263578034403e-21, 1688849860263936.0, 3.970466940254533e-23, 2.8421709430404007e-13,
+         -1688849860263936.0, 1.6263032587282567e-19, 0.000732421875, 1.0658141036401503e-14],
+        [-9.44473296573929e21, 4.263256414560601e-14, 8.0, 9.44473296573929e21, 1.0339757656912846e-24,
+         8.881784197001252e-16, 5.960464477539063e-08, -1.430511474609375e-06],
+        [1.25, -4096.0, -7.62939453125e-06, -4.263256414560601e-14, 1.4167099448608936e22, 131072.0,
+         -7.275957614183426e-12, -1.4167099448608936e22],
+    ])  # fmt: skip
+    for values in (means * means, halves, cancelling, np.zeros((2, DIMENSION)), np.zeros((0, DIMENSION))):
+        _same_as_fsum(values)
