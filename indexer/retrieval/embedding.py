@@ -44,6 +44,7 @@ import contextlib
 import hashlib
 import logging
 import math
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from functools import cache
@@ -104,6 +105,21 @@ def row_text(law: Law) -> str:
     """The text a row is embedded from: its law, its question and its concept, for every row, process
     rows included (an agency page reaches the model by its meaning, never by its words)."""
     return f"{law.law} {law.question} {law.concept.replace('-', ' ')}"
+
+
+# In a Python str a surrogate is always alone: a pair (from JSON's escapes, or UTF-16) is one code point already.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def tokenizable(texts: Sequence[str]) -> Sequence[str]:
+    """`texts` with each lone surrogate as U+FFFD: what the tokenizer is given. A lone surrogate (a `\\ud800`
+    escape in JSON, or a byte that is not UTF-8 in a command's argument, which Python decodes to one) is not a
+    character, and `tokenizers` refuses the text whole: `ask --by meaning` ended in a traceback on one. The
+    plugin's embedder reads it as U+FFFD (plugin/src/main/java/org/lawindex/Bpe.java), as `lawindex serve`
+    reads a question: the same vector everywhere."""
+    if not any(map(_LONE_SURROGATE.search, texts)):
+        return texts
+    return [_LONE_SURROGATE.sub("\ufffd", text) for text in texts]
 
 
 def identity(embedder: Embedder) -> str:
@@ -259,7 +275,8 @@ class WordLlamaEmbedder:
         return DIMENSION
 
     def tokens(self, texts: Sequence[str]) -> list[list[int]]:
-        """Each text's token ids, in order."""
+        """Each text's token ids, in order (a lone surrogate read as U+FFFD: `tokenizable`)."""
+        texts = tokenizable(texts)
         with self._lock:
             if self._pieces is not None:
                 return self._pieces.ids(texts)
@@ -282,7 +299,7 @@ class WordLlamaEmbedder:
         if self._pieces is None or not self._exact:
             return normalised(self._token_by_token(self.tokens(texts)))
         with self._lock:
-            bags = self._pieces.bags(texts)
+            bags = self._pieces.bags(tokenizable(texts))
         sums, counts = self._summed(bags)
         pooled: npt.NDArray[np.float64] = sums / np.maximum(counts, 1.0)[:, None]
         longer = np.flatnonzero(counts > self._exact)  # never with the shipped matrix (67 million tokens)

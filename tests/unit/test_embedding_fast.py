@@ -310,9 +310,24 @@ def test_a_text_the_tokenizer_refuses_leaves_the_cache_as_it_was(
     texts = generated(300, 8)[12:40]
     expected = definition(embedder._matrix, tokenizer, texts)
     cold(embedder)
-    with pytest.raises(UnicodeEncodeError):  # a lone surrogate: the tokenizer's own error, as before
-        embedder.embed(["road \udc80 rules", *texts])  # its pieces asked first, the others after
+    assert embedder._pieces is not None
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate: the tokenizer's own error (the embedder never
+        embedder._pieces.bags(["road \udc80 rules", *texts])  # asks it one); its pieces asked first
     same_rows(embedder.embed(texts), expected, texts)
+
+
+@pytest.mark.parametrize("lone", ["\udc80", "\ud800", "\udfff", "\ud83d"])  # a byte not UTF-8 in argv; JSON's
+def test_a_lone_surrogate_is_read_as_u_fffd_on_every_path(  # escapes; half an emoji
+    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, lone: str
+) -> None:
+    texts = [f"school {lone}bus", f"{lone}", "stop for a school bus", f"park {lone}{lone} near a hydrant"]
+    read = [text.replace(lone, "\ufffd") for text in texts]
+    expected = definition(embedder._matrix, tokenizer, read)  # the tokenizer's own ids of the text with U+FFFD
+    assert embedder.tokens(texts) == [one.ids for one in tokenizer.encode_batch(read, add_special_tokens=False)]
+    same_rows(embedder.embed(texts), expected, texts)  # the batch path
+    for text, want in zip(texts, expected, strict=True):
+        assert embedder.embed_one(text).tobytes() == want, text  # a question's path
+    assert expected[0] != definition(embedder._matrix, tokenizer, ["school bus"])[0]  # U+FFFD is a token of its own
 
 
 def _fsum(row: np.ndarray) -> float | str:
