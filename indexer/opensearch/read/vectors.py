@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch.cluster import plugins
@@ -146,11 +147,11 @@ def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
     return Meaning(default_embedder(), knn=True) if plugins.every_node_has(client, plugins.KNN) else None
 
 
-def grid_bytes(vector: Vectors) -> bytes:
-    """A row's vector as `vector_grid` holds it: 256 little-endian int32, each component times 2^20 (exact: the
-    vector is on that grid)."""
-    units = np.rint(vector.astype(np.float64) * float(1 << GRID_BITS)).astype("<i4")
-    return units.tobytes()
+def grid_units(vectors: Vectors) -> npt.NDArray[np.int32]:
+    """Vectors (a row or a state's rows) as `vector_grid` holds each: 256 little-endian int32, each component times
+    2^20 (exact: the vectors are on that grid). A row's bytes are `grid_units(vectors)[row].tobytes()`."""
+    units: npt.NDArray[np.int32] = np.rint(vectors.astype(np.float64) * float(1 << GRID_BITS)).astype("<i4")
+    return units
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD, VECTOR_FIELD, law_id
 from indexer.retrieval.embedding import GRID_BITS
@@ -60,8 +61,14 @@ def source_vector(source: Mapping[str, Any]) -> Any:
     ValueError when the grid is not base64 of whole int32s."""
     if source.get(VECTOR_FIELD) is not None or not isinstance(source.get(GRID_FIELD), str):
         return source.get(VECTOR_FIELD)
-    units = np.frombuffer(base64.b64decode(source[GRID_FIELD].encode("ascii"), validate=True), dtype="<i4")
-    return (units.astype(np.float64) / float(1 << GRID_BITS)).astype(np.float32)
+    return grid_values(np.frombuffer(base64.b64decode(source[GRID_FIELD].encode("ascii"), validate=True), dtype="<i4"))
+
+
+def grid_values(units: npt.NDArray[np.int32]) -> npt.NDArray[np.float32]:
+    """Grid units (int32, of any shape) as the float32 values they are, each unit times 2^-20, exact: what a row's
+    `vector_grid` reads back as (a -0.0 component of the vector it was made from reads back as 0.0)."""
+    values: npt.NDArray[np.float32] = (units.astype(np.float64) / float(1 << GRID_BITS)).astype(np.float32)
+    return values
 
 
 def pack(digests: Iterable[bytes]) -> str:
