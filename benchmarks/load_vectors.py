@@ -13,8 +13,12 @@ a namespace of its own, on a node with k-NN (so that a load with vectors is poss
    49 unchanged states are left alone, the changed state is rebuilt and only its changed laws embedded;
 4. with vectors, every state rebuilt (`force`), the store kept: nothing embedded;
 5. the same for the window path (`plugin=False`: the k-NN field, where a cluster has k-NN and not the plugin);
-6. (with --before DIR, a tree of the code compared with) that code's run 4, the same store: every state rebuilt,
-   nothing embedded, so that only what the index is given differs (its fields, a graph or not).
+6. (with --before DIR, a tree of the code compared with) that code's runs 1, 2 and 4, each just before this
+   code's: run 2 with a store of its own, empty too; run 4 with the same store (every state rebuilt, nothing
+   embedded, so that only what the index is given differs: its fields, a graph or not).
+
+`--runs words,vectors` runs only those of 1-5 (by the names words, vectors, changed, force, window; changed and
+force after vectors, whose store they keep).
 
 For each: wall seconds; the client's CPU seconds and peak RSS; the node's CPU seconds (`_nodes/stats`, the
 process's own) and its heap's peak (sampled every 0.25 s). Ratios are to run 1. The machine is shared: CPU
@@ -127,7 +131,8 @@ def changed_copy(source: Path, target: Path, share: float = 0.1) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--before", type=Path, help="a tree of the code compared with (run 5)")
+    parser.add_argument("--before", type=Path, help="a tree of the code compared with (run 6)")
+    parser.add_argument("--runs", default="words,vectors,changed,force,window", help="which of runs 1-5")
     parser.add_argument("--states", type=int, default=50)
     parser.add_argument("--laws", type=int, default=360_000)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "lawindex-load-vectors")
@@ -154,25 +159,31 @@ def main() -> None:
     )
     prefix = f"lawindex_benchlv{uuid.uuid4().hex[:6]}"
     rows: list[tuple[str, dict[str, Any]]] = []
+    chosen = args.runs.split(",")
     with tempfile.TemporaryDirectory(prefix="lawindex-vectors-") as store:
         try:
-            runs = [
-                ("words only (--no-vectors)", HERE, "words", corpora, f"{prefix}w"),
-                ("with vectors, store empty", HERE, "vectors", corpora, f"{prefix}v"),
-                (f"with vectors, {state} changed (a tenth)", HERE, "vectors", changed, f"{prefix}v"),
-                ("with vectors, all rebuilt, store kept", HERE, "force", changed, f"{prefix}v"),
-                ("window path (no plugin), store kept", HERE, "window", changed, f"{prefix}k"),
-            ]
-            if args.before is not None:
-                runs.append(("before: all rebuilt, store kept", args.before.resolve(), "force", changed, f"{prefix}b"))
-            for label, tree, way, folder, namespace in runs:
-                found = one_load(tree, way, folder, Path(store), namespace, node)
+            named = {
+                "words": ("words only (--no-vectors)", HERE, "words", corpora, f"{prefix}w", store),
+                "vectors": ("with vectors, store empty", HERE, "vectors", corpora, f"{prefix}v", store),
+                "changed": (f"with vectors, {state} changed (a tenth)", HERE, "vectors", changed, f"{prefix}v", store),
+                "force": ("with vectors, all rebuilt, store kept", HERE, "force", changed, f"{prefix}v", store),
+                "window": ("window path (no plugin), store kept", HERE, "window", changed, f"{prefix}k", store),
+            }
+            runs = []
+            for name in chosen:
+                label, _tree, way, folder, namespace, kept = named[name]
+                if args.before is not None and name in ("words", "vectors", "force"):
+                    own = kept if name == "force" else os.path.join(store, "before")  # empty for run 2
+                    runs.append((f"before: {label}", args.before.resolve(), way, folder, f"{prefix}b{name[0]}", own))
+                runs.append(named[name])
+            for label, tree, way, folder, namespace, kept in runs:
+                found = one_load(tree, way, folder, Path(kept), namespace, node)
                 rows.append((label, found))
                 outcomes = {outcome: found["outcomes"].count(outcome) for outcome in set(found["outcomes"])}
                 print(f"  done: {label}: {found['wall']:.1f} s, {outcomes}", flush=True)
         finally:
             client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, allow_no_indices=True)
-    base = rows[0][1]
+    base = dict(rows).get("words only (--no-vectors)", rows[0][1])  # this code's words only, where it ran
     print(f"\n  {'load':<40} {'wall s':>8} {'client cpu s':>13} {'client peak MB':>15} {'node cpu s':>11} "
           f"{'node heap MB':>13}   wall / words   client cpu / words")  # fmt: skip
     for label, found in rows:
