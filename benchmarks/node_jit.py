@@ -101,7 +101,7 @@ def main() -> None:
         print(f"  {name:<16}" + "".join(f"{values[key]:>16.1f}" for key in keys))
     for name in list(medians)[1:]:
         ratios = "".join(f"{medians[name][key] / medians[baseline][key]:>15.2f}x" for key in keys)
-        print(f"  {name[:8] + ' / base':<16}" + ratios)
+        print(f"  {name} / {baseline}:\n  {'':<16}" + ratios)
 
 
 if __name__ == "__main__":

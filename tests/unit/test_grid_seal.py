@@ -11,10 +11,12 @@ import base64
 from typing import Any
 
 import numpy as np
+import pytest
 
 from indexer.opensearch.cluster.schema import GRID_FIELD, VECTOR_FIELD
 from indexer.opensearch.read.vectors import Meaning
 from indexer.opensearch.trust import integrity
+from indexer.opensearch.write import index_body
 from indexer.opensearch.write.index_body import documents
 from indexer.retrieval.embedding import default_embedder, row_text
 from indexer.retrieval.reference import statistics
@@ -55,3 +57,19 @@ def test_on_the_window_path_the_floats_are_sealed_and_the_grid_is_not_read() -> 
         source = row["_source"]
         assert isinstance(source, dict) and isinstance(source[VECTOR_FIELD], list)
         assert not integrity.altered(str(row["_id"]), source, digests, vectors), source["id"]
+
+
+@pytest.mark.parametrize("at_once", [7, 4096])  # blocks that end mid-state, and one block for the state
+def test_each_rows_grid_is_its_own_vectors_and_sealed_as_it(monkeypatch: pytest.MonkeyPatch, at_once: int) -> None:
+    monkeypatch.setattr(index_body, "_ROWS_AT_ONCE", at_once)
+    laws = synthetic.generate_corpus("GU", 800, 22)
+    made = default_embedder().embed([row_text(law) for law in laws])
+    for knn in (False, True):
+        rows, digests, vectors = _loaded(knn)
+        for order, row in enumerate(rows):
+            source = row["_source"]
+            units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4")
+            assert units.tolist() == [round(value * 2**20) for value in made[order].tolist()], order  # by hand
+            if knn:
+                assert source[VECTOR_FIELD] == made[order].tolist(), order
+            assert not integrity.altered(str(row["_id"]), source, digests, vectors), order

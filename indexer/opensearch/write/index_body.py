@@ -56,13 +56,6 @@ def documents(
     sealing.seal), with every law document's digest in it (indexer/opensearch/trust/integrity.py), so that a law
     altered later is never served."""
     embedded = None if meaning is None else meaning.vectors(corpus)
-    if embedded is not None:
-        from indexer.opensearch.read.vectors import grid_units
-
-        # The state's rows at once, not a row at a time (a dozen numpy calls a row: 5-9 s of a 50-state load's
-        # client CPU): each row's grid units, and the values its grid reads back as, which the seal digests.
-        units = grid_units(embedded)
-        read_back = integrity.grid_values(units)
     digests: list[bytes] = []
     vector_digests: list[bytes] = []  # sealed beside the laws' (indexer/opensearch/trust/integrity.py)
     for order, law in enumerate(corpus.laws):
@@ -79,12 +72,21 @@ def documents(
             source[RANKED_FIELD] = ranked_text(law)
         grid = None
         if embedded is not None:
-            grid = base64.b64encode(units[order].tobytes()).decode("ascii")
+            if order % _ROWS_AT_ONCE == 0:
+                from indexer.opensearch.read.vectors import grid_units
+
+                # _ROWS_AT_ONCE rows at a time, not a row at a time (a dozen numpy calls a row: 5-9 s of a 50-state
+                # load's client CPU) nor a state at once (51,781 rows: 400 MB of float64 on the way): their grid
+                # units, and the values each grid reads back as, which the seal digests.
+                units = grid_units(embedded[order : order + _ROWS_AT_ONCE])
+                read_back = integrity.grid_values(units)
+            row = order % _ROWS_AT_ONCE
+            grid = base64.b64encode(units[row].tobytes()).decode("ascii")
             if meaning is not None and meaning.knn:  # the window path's knn_vector: float32 values, exact as JSON's
                 source[VECTOR_FIELD] = embedded[order].tolist()
                 vector_digests.append(integrity.vector_digest(embedded[order]))  # the same float32s as the list
             else:  # the grid is the one copy: sealed as it reads back (a -0.0 component reads back as 0.0)
-                vector_digests.append(integrity.vector_digest(read_back[order]))
+                vector_digests.append(integrity.vector_digest(read_back[row]))
         digests.append(integrity.digest(source))
         if grid is not None:  # the plugin's doc values; the one copy in _source where there is no knn_vector
             source[GRID_FIELD] = grid
@@ -115,6 +117,9 @@ def documents(
         fingerprint=fingerprint(corpus, meaning),
     )
     yield {"_id": STATISTICS_ID, "_source": {**sealed, stored_lexicon.FIELD: blocks}}
+
+
+_ROWS_AT_ONCE = 4096  # a load's vectors made grid units and digested a block at a time: 8 MB of float64
 
 
 def counts(laws: Sequence[Law]) -> tuple[int, int]:
