@@ -76,8 +76,8 @@ def documents(
                 from indexer.opensearch.read.vectors import grid_units
 
                 # _ROWS_AT_ONCE rows at a time, not a row at a time (a dozen numpy calls a row: 5-9 s of a 50-state
-                # load's client CPU) nor a state at once (51,781 rows: 400 MB of float64 on the way): their grid
-                # units, and the values each grid reads back as, which the seal digests.
+                # load's client CPU) nor a state at once (51,781 rows: two 106 MB arrays of float64 on the way):
+                # their grid units, and the values each grid reads back as, which the seal digests.
                 units = grid_units(embedded[order : order + _ROWS_AT_ONCE])
                 read_back = integrity.grid_values(units)
             row = order % _ROWS_AT_ONCE
