@@ -68,9 +68,8 @@ class Pieces:
 
     Not for threads: the embedder calls it under its lock."""
 
-    def __init__(self, tokenizer: Tokenizer, bare: Tokenizer, added: Sequence[str]) -> None:
+    def __init__(self, tokenizer: Tokenizer, added: Sequence[str]) -> None:
         self._tokenizer = tokenizer
-        self._bare = bare
         self._added = tuple(added)
         # The pieces tokenized so far, each by its number (its place in `_ids`). A piece is keyed without its
         # first `▁`, which every piece has: then a plain text's pieces are its words as `str.split` gives them.
@@ -81,8 +80,6 @@ class Pieces:
     def of(cls, tokenizer: Tokenizer) -> Pieces | None:
         """The pieces of `tokenizer` (its padding and truncation off), or None where the cut above is not
         proven for it: its normalizer is not the SentencePiece one, it pre-tokenizes, or a merge crosses a cut."""
-        from tokenizers import Tokenizer
-
         made: dict[str, Any] = json.loads(tokenizer.to_str())
         if not _sentencepiece_normalizer(made.get("normalizer")) or made.get("pre_tokenizer") is not None:
             return None
@@ -96,9 +93,7 @@ class Pieces:
         added = [token.content for token in tokenizer.get_added_tokens_decoder().values()]
         if any(SPACE in token or " " in token for token in added):
             return None  # a piece could hold it (spaces made `▁`), and the model alone would not split it out
-        made["normalizer"] = None
-        bare = Tokenizer.from_str(json.dumps(made))
-        return cls(tokenizer, bare, added)
+        return cls(tokenizer, added)
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids, in order: the tokenizer's own, to the id."""
@@ -182,10 +177,11 @@ class Pieces:
             self._ids.clear()
             asked, unknown = keys, np.ones(len(keys), dtype=bool)
             missing = list(dict.fromkeys(keys))
-        # The model itself, a piece at a time: the bare tokenizer's encode_batch of the same pieces gives the
-        # same ids (no normalizer, no pre-tokenizer, no added token in a piece: `of`) at 3 times the CPU, in
-        # threads (the 39,126 pieces of a generated 13,147-law state: 400-430 ms against 130-160 ms).
-        tokenize = self._bare.model.tokenize
+        # The model itself, a piece at a time (the tokenizer's normalizer is not the model's: `model.tokenize`
+        # runs the BPE alone): a tokenizer without normalizer gives the same ids by encode_batch of the same
+        # pieces (no pre-tokenizer, no added token in a piece: `of`) at 3 times the CPU, in threads (the 39,126
+        # pieces of a generated 13,147-law state: 400-430 ms against 130-160 ms).
+        tokenize = self._tokenizer.model.tokenize
         made = [list(map(_ID, tokenize(SPACE + key))) for key in missing]  # a refused piece changes nothing
         number.update(zip(missing, range(len(self._ids), len(self._ids) + len(missing)), strict=True))
         self._ids.extend(made)
