@@ -243,7 +243,6 @@ class WordLlamaEmbedder:
     """WordLlama `l2_supercat`, 256 dimensions, from the files inside the `wordllama` wheel."""
 
     def __init__(self) -> None:
-
         with _logging_kept():
             import wordllama  # type: ignore[import-untyped]
             from wordllama import WordLlama
