@@ -8,8 +8,6 @@ them against one node at once, never touch each other's states, and nothing of t
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -24,6 +22,7 @@ from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.node.state import NodeStatus
 from indexer.opensearch.cluster.connection import Connection
+from tests.integration import forked
 
 # The three-node cluster of test_cluster, test_failover and test_plugin_cluster (scripts/test starts it once
 # for the three; a file run alone starts it, and stops what it started).
@@ -81,22 +80,22 @@ def fresh_connection(url: str) -> Iterator[Connection]:
         drop_namespace(connection.client(), connection.namespace)
 
 
-# `lawindex` as its own process, through the same entry point as the console script.
-LAWINDEX = [sys.executable, "-c", "import sys; from indexer.cli import main; sys.argv[0] = 'lawindex'; main()"]
+# `lawindex` as a fresh process, through the same entry point as the console script: for the tests that start a
+# command and then talk to it or signal it (a server, a load stopped half-way).
+LAWINDEX = forked.FRESH
 
 
 def timed_lawindex(
     *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
 ) -> tuple[int, str, str, float]:
-    """`lawindex ARGS` as its own process: exit code, stdout, stderr and seconds; never a traceback."""
+    """`lawindex ARGS` as its own process (forked from a zygote that has imported the library:
+    tests/integration/forked.py): exit code, stdout, stderr and seconds; never a traceback."""
     began = time.perf_counter()
-    done = subprocess.run(
-        [*LAWINDEX, *args], input=stdin, capture_output=True, env={**os.environ, **(env or {})}, timeout=120
-    )
+    code, stdout, stderr = forked.run(list(args), {**os.environ, **(env or {})}, stdin, timeout=120)
     seconds = time.perf_counter() - began
-    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    out, err = stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
     assert "Traceback" not in out + err, err
-    return done.returncode, out, err, seconds
+    return code, out, err, seconds
 
 
 def lawindex(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> tuple[int, str, str]:
