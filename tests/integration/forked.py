@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import pkgutil
+import shutil
 import signal
 import socket
 import subprocess
@@ -61,16 +62,25 @@ class Zygote:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._folder = Path(tempfile.mkdtemp(prefix="lawindex-zygote."))
-        self._socket = self._folder / "socket"
+        # Made at the first start (not at import: the zygote imports this module too), removed at the stop.
+        self._folder: Path | None = None
         self.environment = dict(os.environ)  # the zygote's: this process's when it imported this module
+        atexit.register(self.stop)
 
     def _started(self) -> Path:
+        """The folder of the running zygote (its socket, the commands' files), started if it is not."""
         with self._lock:
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="lawindex-zygote."))
             if self._process is None or self._process.poll() is not None:
-                self._socket.unlink(missing_ok=True)
+                (self._folder / "socket").unlink(missing_ok=True)
                 self._process = subprocess.Popen(
-                    [sys.executable, "-c", "from tests.integration.forked import serve; serve()", str(self._socket)],
+                    [
+                        sys.executable,
+                        "-c",
+                        "from tests.integration.forked import serve; serve()",
+                        str(self._folder / "socket"),
+                    ],
                     cwd=ROOT,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
@@ -81,8 +91,7 @@ class Zygote:
                 if ready != b"ready\n":
                     self._process.kill()
                     raise AssertionError(f"the command zygote did not start: {ready!r}")
-                atexit.register(self.stop)
-            return self._socket
+            return self._folder
 
     def stop(self) -> None:
         with self._lock:
@@ -94,13 +103,17 @@ class Zygote:
                     self._process.kill()
                     self._process.wait()
             self._process = None
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+                self._folder = None
 
     def run(
         self, args: list[str], env: dict[str, str], stdin: bytes | None, timeout: float
     ) -> tuple[int, bytes, bytes]:
         """`lawindex ARGS` forked: exit code (minus the signal that ended it), stdout, stderr; on `timeout`
         seconds the command is killed and subprocess.TimeoutExpired raised, as subprocess.run does."""
-        with tempfile.TemporaryDirectory(dir=self._folder) as folder:
+        zygote = self._started()
+        with tempfile.TemporaryDirectory(dir=zygote) as folder:
             files = {name: os.path.join(folder, name) for name in ("stdin", "stdout", "stderr")}
             if stdin is not None:
                 Path(files["stdin"]).write_bytes(stdin)
@@ -112,7 +125,7 @@ class Zygote:
                 "stdin": files["stdin"] if stdin is not None else os.devnull,
             }
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-                connection.connect(str(self._started()))
+                connection.connect(str(zygote / "socket"))
                 connection.sendall(json.dumps(request).encode() + b"\n")
                 answers = connection.makefile("rb")
                 pid = int(answers.readline())
@@ -134,7 +147,7 @@ def run(
     args: list[str], env: dict[str, str], stdin: bytes | None = None, timeout: float = 120
 ) -> tuple[int, bytes, bytes]:
     """`lawindex ARGS` as a process of its own with `env` (complete): forked from this process's zygote, or
-    fresh where `starts_fresh(env)`. Exit code, stdout, stderr."""
+    fresh where `starts_fresh` says so. Exit code, stdout, stderr."""
     if starts_fresh(env, _ZYGOTE.environment):
         done = subprocess.run([*FRESH, *args], input=stdin, capture_output=True, env=env, timeout=timeout)
         return done.returncode, done.stdout, done.stderr
