@@ -13,6 +13,7 @@ import random
 import re
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,20 +151,25 @@ def test_a_cancelled_question_stops(big: Loaded) -> None:
     raw = Raw(big.url)
     question = _slow_question(2, 100_000)  # about 850,000 characters: under the default limit
     replies: list[Reply] = []
+    # The node is shared: the other pytest process's files search it meanwhile. The search is told from theirs
+    # by its X-Opaque-Id, which _tasks lists with each task (the first search seen was cancelled before, and
+    # once it was another file's: this question then ran to its end, 200 with hits, in 41 s).
+    opaque = f"lawindex-cancel-{uuid.uuid4().hex}"
 
     def ask() -> None:
-        replies.append(Raw(big.url).search(big.alias, {"question": question}, size=8))
+        body = {"query": {"lawindex": {"question": question}}, "size": 8}
+        replies.append(Raw(big.url).send("POST", f"/{big.alias}/_search", body, headers={"X-Opaque-Id": opaque}))
 
     asking = threading.Thread(target=ask)
     asking.start()
-    # The search's own task: the only search on this test's node while the question runs.
     task = None
     deadline = time.monotonic() + 60
     while task is None and time.monotonic() < deadline and asking.is_alive():
         listed = raw.send("GET", "/_tasks?actions=indices:data/read/search&detailed=false")
         for node in listed.body.get("nodes", {}).values():  # type: ignore[union-attr]
             for task_id, info in node["tasks"].items():
-                if info["action"] == "indices:data/read/search":
+                ours = info.get("headers", {}).get("X-Opaque-Id") == opaque
+                if ours and info["action"] == "indices:data/read/search":
                     task = task_id
         time.sleep(0.05)
     assert task is not None, "the search was never seen running"
