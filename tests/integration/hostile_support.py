@@ -68,8 +68,11 @@ class Raw:
             return Reply(response.status, json.loads(text) if text else {})
         raise AssertionError("unreachable")
 
-    def search(self, index: str, query: dict[str, object], **extra: object) -> Reply:
-        return self.send("POST", f"/{index}/_search", {"query": {"lawindex": query}, **extra})
+    def search(
+        self, index: str, query: dict[str, object], headers: dict[str, str] | None = None, **extra: object
+    ) -> Reply:
+        """The lawindex query `query` on `index`, `extra` beside it in the body, `headers` on the request."""
+        return self.send("POST", f"/{index}/_search", {"query": {"lawindex": query}, **extra}, headers)
 
     def ids(self, index: str, question: str) -> list[str]:
         reply = self.search(index, {"question": question}, size=8, _source=["id"])

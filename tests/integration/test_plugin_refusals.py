@@ -157,8 +157,7 @@ def test_a_cancelled_question_stops(big: Loaded) -> None:
     opaque = f"lawindex-cancel-{uuid.uuid4().hex}"
 
     def ask() -> None:
-        body = {"query": {"lawindex": {"question": question}}, "size": 8}
-        replies.append(Raw(big.url).send("POST", f"/{big.alias}/_search", body, headers={"X-Opaque-Id": opaque}))
+        replies.append(Raw(big.url).search(big.alias, {"question": question}, {"X-Opaque-Id": opaque}, size=8))
 
     asking = threading.Thread(target=ask)
     asking.start()
