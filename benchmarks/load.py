@@ -6,7 +6,7 @@ A generated corpus (tests/synthetic.py: 50 states, 100,000 laws, Texas-like leng
 temporary folder and read back as `lawindex load` reads it. Then, in a namespace of this run's own:
 
 - raw: for each state, a plain index created from the same mappings/laws.json, `helpers.bulk` of the
-  documents `indexer.opensearch.write.load.documents` makes (prepared before the clock starts), one refresh;
+  documents `indexer.opensearch.write.index_body.documents` makes (prepared before the clock starts), one refresh;
 - lawindex: `indexer.opensearch.write.load.load` on the same corpora: counts, a new generation per state, bulk,
   refresh, count check, alias swap.
 

@@ -7,14 +7,14 @@ questions typed as on a phone (typos, compounds, plurals, unknown words), writte
 
 1. The whole process: `lawindex ask TX --from FILE --engine reference --json --corpora DIR` (start,
    imports, reading and validating the file, statistics, every answer printed) against the spec's own
-   TypeScript answering the same file from the same corpus (spec/retrieve.md extracted and run with the
+   TypeScript answering the same file from the same corpus (../shared/spec/retrieve.md extracted and run with the
    pinned tsx, tests/spec_oracle/answer.ts). Wall time of each process, the two alternated round by
    round; best and median of the rounds. Both must return the same ids for every question.
    Target: lawindex at most 0.10 of the spec's time. With `--against DIR`, another checkout's lawindex
    runs the same command in the same rotation (its `indexer` first on PYTHONPATH), and must print the
    same bytes.
 2. Warm, in process, per question: `reference.bm25` against the spec's literal port with the spec's own
-   cache (tests/spec_port.CachedSpec: the index built once per laws array, as the spec's WeakMap keeps
+   cache (tests/spec_port.py's `CachedSpec`: the index built once per laws array, as the spec's WeakMap keeps
    it). Both keep their statistics; the questions are asked once before timing.
 3. The statistics of the corpus, built afresh: `reference.build_statistics` (counts and postings) against
    the port's `index_of`.

@@ -1,4 +1,4 @@
-"""lawindex: each US state's road laws in OpenSearch, ranked by BM25 exactly as spec/retrieve.md ranks them."""
+"""lawindex: each US state's road laws in OpenSearch, ranked exactly as the spec ranks them (docs/contract.md)."""
 
 __version__ = "0.1.0"
 

@@ -1,4 +1,4 @@
-"""spec/retrieve.md's `bm25`, `spelledAs` and `oneEditApart`, ported line for line and nothing more.
+"""../shared/spec/retrieve.md's `bm25`, `spelledAs` and `oneEditApart`, ported line for line and nothing more.
 
 Slow on purpose: no index, a scan of the vocabulary per unknown word. It is the oracle the fast
 reference scorer (`indexer.retrieval.reference`) and the spelling index (`indexer.retrieval.spelling`) are

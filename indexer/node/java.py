@@ -1,7 +1,8 @@
-"""Which Java runs which OpenSearch, and where lawindex keeps what it downloads and builds (the cache).
+"""Which Java runs which OpenSearch: the Java majors a version runs on, the JDKs found, the one chosen.
 
 Apart from indexer.node.node so that indexer.node.plugin (which compiles with a fitting javac) and the node
-code that runs OpenSearch both use it without importing each other."""
+code that runs OpenSearch (launch, cluster, image) both use it without importing each other. Where lawindex
+keeps what it downloads and builds is indexer/cache.py's."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Three ways a question reaches rows (`--by`):
 
 - `words`: the spec's BM25 (indexer.retrieval.reference, indexer.opensearch.read.query), unchanged.
 - `meaning`: every row of the state (process rows included: a page reaches the model by meaning) by the
-  cosine of its vector with the question's (indexer.embedding: unit vectors on a grid, so the float64 dot
+  cosine of its vector with the question's (indexer.retrieval.embedding: unit vectors on a grid, so the float64 dot
   product is exact in any order of addition), best first, equal cosines in corpus order.
 - `hybrid`: weighted reciprocal-rank fusion of the two *full* exact rankings (docs/fusion.md): the words
   ranking is every law sharing a word with the question (every law BM25 scores above 0, in the spec's

@@ -1,4 +1,4 @@
-"""The reference scorer: spec/retrieve.md's `bm25()`, exactly, and fast.
+"""The reference scorer: the spec's `bm25()` (docs/contract.md), exactly, and fast.
 
 Exact means bit for bit: the same words, the same expansion, the same statistics (process rows count in
 neither N, df nor the average), the same float64 formula in the same operation order (indexer.retrieval.scoring),

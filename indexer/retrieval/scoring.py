@@ -2,7 +2,7 @@
 
 Two variants of one definition, side by side so that the difference is visible on one screen:
 
-- exact: the spec's `bm25` (spec/retrieve.md), float64, the law's exact length, every operation in the
+- exact: the spec's `bm25` (docs/contract.md), float64, the law's exact length, every operation in the
   spec's order: `idf = log(1 + (N - df + 0.5) / (df + 0.5))` and
   `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))`;
 - Lucene: what OpenSearch computes for the same statistics (BM25Similarity), float32, the length kept

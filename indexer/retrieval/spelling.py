@@ -1,4 +1,4 @@
-"""`spelledAs()` of spec/retrieve.md, exactly, by looking up what a word can stand for.
+"""The spec's `spelledAs()` (docs/contract.md), exactly, by looking up what a word can stand for.
 
 A learner types on a phone: a word the laws do not use stands for the laws' words it contains
 ("firehydrant" → fire, hydrant) or is one edit away from ("behing" → behind). The spec finds them by

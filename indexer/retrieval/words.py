@@ -1,4 +1,4 @@
-"""The analyzer's Python twin: `words()` of spec/retrieve.md, exactly.
+"""The analyzer's Python twin: the spec's `words()` (docs/contract.md), exactly.
 
 mappings/laws.json builds the same analysis in OpenSearch from stock parts; the integration tests hold
 the two equal on every law of every corpus and on generated Unicode.

@@ -139,7 +139,7 @@ def generated(state: str, laws: int, questions: int, seed: int) -> tuple[list[La
 
 
 def spec_ids(directory: Path, state: str, laws: Sequence[Law], questions: list[str]) -> list[list[str]]:
-    """The spec's own bm25 ids for each question over `laws` (the TypeScript of spec/retrieve.md)."""
+    """The spec's own bm25 ids for each question over `laws` (the TypeScript of ../shared/spec/retrieve.md)."""
     spec = spec_path()
     if not spec.is_file():
         raise AssertionError(f"no spec at {spec}: set LAWINDEX_SPEC")

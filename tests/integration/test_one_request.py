@@ -2,7 +2,7 @@
 statistics are read, `ask`, `serve` and `eval` (all three ask through indexer.service.engines.ClusterEngine)
 send one `_search` for a question by words, by meaning or by hybrid, whatever the limit, on the samples and
 on a generated state wide enough that the window path would widen (it asked 2 to 8 requests a hybrid
-question). Counted where the engine sends them (its search path, indexer.opensearch.connection.FastSearch,
+question). Counted where the engine sends them (its search path, indexer.opensearch.cluster.fast_search.FastSearch,
 and opensearch-py's transport), against a real node; status says the plugin path for both. Besides the
 searches, only the vocabulary's blocks are read, lazily, each word length once per index (the spelling's
 stored fields of the statistics document), never again for a later question. By words, a law tied (as a

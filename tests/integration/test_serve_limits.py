@@ -1,4 +1,4 @@
-"""`lawindex serve` against slow and many clients (indexer/serve_limits.py): each limit, a slowloris of
+"""`lawindex serve` against slow and many clients (indexer/service/client_limits.py): each limit, a slowloris of
 thousands of connections beside normal clients, and SIGTERM with slow clients connected.
 
 Raw sockets stand for the slow clients: no HTTP client sends half a request on purpose.

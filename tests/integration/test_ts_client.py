@@ -1,7 +1,7 @@
 """The TypeScript client's own tests (`node --test`, clients/typescript/test), as part of this suite.
 
 Here: the sample corpora loaded in a namespace of their own, the spec's TypeScript extracted from
-spec/retrieve.md (as tests/unit/test_spec_oracle.py extracts it, beside its corpus.ts), and the questions
+../shared/spec/retrieve.md (as tests/unit/test_spec_oracle.py extracts it, beside its corpus.ts), and the questions
 written: every law's own question with its typo, compound and plural variants (`lawindex verify`'s), and
 generated ones. The node tests then start `lawindex serve`, and hold the client's ids to the spec's own
 bm25() in the same Node process; test/plugin.test.ts sends the plugin's raw query through Node's own fetch

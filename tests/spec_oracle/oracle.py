@@ -1,4 +1,4 @@
-"""The spec's own TypeScript, made runnable: extracted from spec/retrieve.md (read where it lies, never
+"""The spec's own TypeScript, made runnable: extracted from ../shared/spec/retrieve.md (read where it lies, never
 copied into the repository) beside corpus.ts, run.ts and answer.ts, and run with the pinned tsx.
 
 tsx (package-lock.json) is installed by `npm ci` into lawindex's cache, not the source tree:

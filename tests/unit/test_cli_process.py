@@ -45,7 +45,7 @@ def test_importing_the_cli_changes_nothing() -> None:
     before, imported, ran = probe("import")
     assert before == [700, None]  # CPython's default threshold, and no thread setting of ours
     assert imported == before
-    # aiohttp is installed here (the dev extra), and opensearch-py takes it up with its async client.
+    # aiohttp is installed here (the test extra), and opensearch-py takes it up with its async client.
     assert ran[2] == ["aiohttp", "opensearchpy.connection.http_async"]
 
 

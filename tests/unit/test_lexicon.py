@@ -1,5 +1,5 @@
 """The lexicon look-up (indexer/retrieval/lexicon.py, indexer/retrieval/spelling.py) against the spec's linear
-scan (tests/spec_port.py's spelled_as, a plain port of spec/retrieve.md's loop), on vocabularies made to
+scan (tests/spec_port.py's spelled_as, a plain port of the spec's loop), on vocabularies made to
 sit on the spec's edges: substrings of exactly 4 letters (and of 3, which never count), words of 5 letters
 one edit away (and of 4, which are never corrected), swaps (two edits), duplicates, and words whose
 first appearance decides the order. Both the lexicon made in memory and the one read back from its

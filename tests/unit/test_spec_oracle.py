@@ -1,6 +1,6 @@
 """The spec's own TypeScript, run under Node, against indexer.retrieval.reference: the same words and ids, in order.
 
-The code is extracted from spec/retrieve.md at test time (from `import { fileURLToPath }` to the line
+The code is extracted from the spec at test time (from `import { fileURLToPath }` to the line
 that calls `main()`), next to tests/spec_oracle's `corpus.ts` (the spec's unshown `corpus.js`: the laws
 of the JSONL file named by LAWINDEX_CORPUS) and `run.ts`. This holds the Python port to the spec itself,
 including what a literal port could share with it by mistake (the tokeniser, Math.log, the sort).

@@ -1,4 +1,4 @@
-"""statistics.count against the spec's `indexOf` (tests/spec_port.index_of), on corpora that cross the
+"""statistics.count against the spec's `indexOf` (tests/spec_port.py's `index_of`), on corpora that cross the
 chunks count() works in."""
 
 from __future__ import annotations

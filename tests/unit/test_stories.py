@@ -1,4 +1,4 @@
-"""The stories of spec/retrieve.md, told on the sample corpora in corpora/.
+"""The stories of the spec (../shared/spec/retrieve.md), told on the sample corpora in corpora/.
 
 Every answer here comes from `tests/spec_port.py`, the line-for-line port of the spec, so these tests
 check the corpora as much as the code: the sample laws are written so that what the spec says about

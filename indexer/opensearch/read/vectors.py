@@ -10,7 +10,7 @@ benchmarks/RESULTS.md; k-NN's documented "score script only" form, answered by t
 Where the load builds for the lawindex plugin, there is no vector field but `vector_grid`, which every index
 with vectors has: its base64 is the vector's one copy, in `_source` (the seal and verify read it there,
 integrity.source_vector) and in doc values (the plugin ranks from them). With a `knn_vector`, each row's
-document carries its vector as the grid's float32 values (indexer.embedding), which JSON carries exactly, and
+document carries its vector as the grid's float32 values (indexer.retrieval.embedding), which JSON carries exactly, and
 its grid out of `_source`. Each index's `_meta.lawindex.meaning` has the embedder's model and version, which
 the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
 rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the statistics carry

@@ -57,7 +57,7 @@ def vector_digest(vector: Any) -> bytes:
 def source_vector(source: Mapping[str, Any]) -> Any:
     """A row's vector as its `_source` holds it: the float32 values of a `knn_vector` (the window path), or
     else its `vector_grid`, base64 of 256 little-endian int32 grid units (the plugin's path, where that is the
-    one copy: indexer/opensearch/vectors.py), as float32 (each unit times 2^-20, exact); None without either.
+    one copy: indexer/opensearch/read/vectors.py), as float32 (each unit times 2^-20, exact); None without either.
     ValueError when the grid is not base64 of whole int32s."""
     if source.get(VECTOR_FIELD) is not None or not isinstance(source.get(GRID_FIELD), str):
         return source.get(VECTOR_FIELD)
