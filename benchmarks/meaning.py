@@ -50,6 +50,7 @@ from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import WordLlamaEmbedder, default_embedder, row_text
+from indexer.retrieval.request import Request, Way
 from indexer.service.engines import ClusterEngine
 from tests import synthetic
 
@@ -191,22 +192,22 @@ def asking(
     sides: dict[str, Callable[[str, str], object]] = {}
     if plugged is not None:
         through = ClusterEngine(plugged)
-        sides["plugin"] = lambda question, by: through.ask(corpus.state, question, 8, by)
+        sides["plugin"] = lambda question, by: through.ask(Request(corpus.state, question, Way(by), 8))
     if before is not None:
         former = ClusterEngine(before)
-        sides["plugin, before"] = lambda question, by: former.ask(corpus.state, question, 8, by)
+        sides["plugin, before"] = lambda question, by: former.ask(Request(corpus.state, question, Way(by), 8))
     if connection is not None:
         engine = ClusterEngine(connection)
-        sides["windows"] = lambda question, by: engine.ask(corpus.state, question, 8, by)
+        sides["windows"] = lambda question, by: engine.ask(Request(corpus.state, question, Way(by), 8))
     if in_process:
-        sides["in process"] = lambda question, by: rank.answer(corpus, question, 8, by)
+        sides["in process"] = lambda question, by: rank.answer(corpus, Request(corpus.state, question, Way(by), 8))
 
     def whole(question: str) -> object:
         """Hybrid as it was before its windows: both rankings whole (the first window the state's size)."""
         kept = vectors.HYBRID_WINDOW
         vectors.HYBRID_WINDOW = len(corpus.laws)
         try:
-            return engine.ask(corpus.state, question, 8, "hybrid")
+            return engine.ask(Request(corpus.state, question, Way.hybrid, 8))
         finally:
             vectors.HYBRID_WINDOW = kept
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import errno
+import functools
+import inspect
 import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -62,6 +64,40 @@ TimeoutOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object a line on stdout")]
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def fusion_options(command: Command) -> Command:
+    """`command` with an option for each of the fusion's parameters (`--rrf-k`, `--words-weight`,
+    `--meaning-weight`: contract/request.json's, named there once), handed to it as one mapping `fusion`
+    (name -> the value given, None when not given), for indexer.retrieval.request to check: a parameter the
+    way does not take is refused, and a range's message is the contract's, on every path."""
+    from indexer.retrieval.request import FUSION, parameter
+
+    kinds = {"integer": int, "weight": float}
+    added = []
+    for name in FUSION:
+        rule = parameter(name)
+        kind = kinds[rule["type"]]
+        option = typer.Option(
+            f"--{name.replace('_', '-')}",
+            help=f"The fusion's {name} (--by {' or '.join(rule['ways'])} only) [default: {rule['default']}]",
+            show_default=False,
+        )
+        annotation = Annotated[kind | None, option]  # type: ignore[valid-type]
+        added.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
+    signature = inspect.signature(command, eval_str=True)
+    kept = [one for one in signature.parameters.values() if one.name != "fusion"]
+
+    @functools.wraps(command)
+    def with_fusion(*args: Any, **kwargs: Any) -> Any:
+        return command(*args, fusion={name: kwargs.pop(name) for name in FUSION}, **kwargs)
+
+    with_fusion.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+    with_fusion.__annotations__ = {one.name: one.annotation for one in [*kept, *added]}
+    del with_fusion.__wrapped__  # typer reads the signature above, not the command's own
+    return with_fusion  # type: ignore[return-value]
 
 
 def connect(url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None) -> Connection:

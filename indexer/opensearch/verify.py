@@ -39,9 +39,9 @@ from indexer.opensearch.cluster.connection import alias_of, errors_translated
 from indexer.opensearch.cluster.schema import terms_query
 from indexer.opensearch.trust import ownership
 from indexer.retrieval import reference, scoring
-from indexer.retrieval.answers import RETRIEVED_LAWS
 from indexer.retrieval.corpus import Corpus
 from indexer.retrieval.reference import Statistics
+from indexer.retrieval.request import RETRIEVED_LAWS
 from indexer.retrieval.words import ranked
 
 if TYPE_CHECKING:

@@ -27,6 +27,7 @@ from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request, Way
 from indexer.service.engines import ClusterEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection
@@ -72,8 +73,10 @@ def test_every_way_is_one_search_a_question_on_the_plugin_path(opensearch_url: s
             return perform(method, url, *args, **kwargs)
 
         for corpus in corpora:
-            engine.ask(corpus.state, "school bus", 8)  # reads and keeps the statistics and the index's _meta
-            engine.ask(corpus.state, "school bus", 8, "meaning")
+            engine.ask(
+                Request(corpus.state, "school bus", limit=8)
+            )  # reads and keeps the statistics and the index's _meta
+            engine.ask(Request(corpus.state, "school bus", Way.meaning, 8))
         fast.search = counted_search  # type: ignore[method-assign]
         transport.perform_request = counted  # type: ignore[method-assign]
         try:
@@ -84,14 +87,16 @@ def test_every_way_is_one_search_a_question_on_the_plugin_path(opensearch_url: s
                     for by in ("words", "meaning", "hybrid"):
                         limit = 100 if number % 3 == 0 else 8
                         searches.clear()
-                        got = engine.ask(corpus.state, question, limit, by)
+                        got = engine.ask(Request(corpus.state, question, Way(by), limit))
                         if by == "words" and _tied_at(corpus, question, limit):
                             assert len(searches) == 2, (corpus.state, question, by, searches)
                             tied += 1
                         else:
                             assert len(searches) == 1, (corpus.state, question, by, searches)
                         if by != "words":  # still the reference engine's answer
-                            assert got.ids() == rank.answer(corpus, question, limit, by).ids(), (question, by)
+                            assert (
+                                got.ids() == rank.answer(corpus, Request(corpus.state, question, Way(by), limit)).ids()
+                            ), (question, by)
                         asked += 1
         finally:
             fast.search = search  # type: ignore[method-assign]

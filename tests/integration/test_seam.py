@@ -19,6 +19,7 @@ from indexer.opensearch.read.query import WINDOW
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
+from indexer.retrieval.request import Request
 from indexer.service.engines import ClusterEngine
 from tests.integration.support import drop_namespace, unique_namespace
 
@@ -45,7 +46,7 @@ def test_each_hit_carries_its_counts_and_length_and_the_answer_its_window(
     stats = reference.statistics(corpus.laws)
     order = {law.id: number for number, law in enumerate(corpus.laws)}
     for question in QUESTIONS:
-        answer = engine.ask("MD", question, 8)
+        answer = engine.ask(Request("MD", question, limit=8))
         assert answer.window is not None and answer.window.sizes[0] == WINDOW
         for hit in answer.hits:
             # From the reference's own tokenizing of the corpus file, not from what the index stored.
@@ -60,7 +61,7 @@ def test_explaining_an_answer_asks_the_cluster_nothing_more(
 ) -> None:
     connection, _ = loaded
     engine = ClusterEngine(connection)
-    answers = [engine.ask("MD", question) for question in QUESTIONS]
+    answers = [engine.ask(Request("MD", question)) for question in QUESTIONS]
     # The statistics document gone: an explanation that fetched it again would fail.
     opensearch.delete(index=alias_of("MD", connection.namespace), id=STATISTICS_ID, refresh=True)
     for answer in answers:

@@ -15,6 +15,7 @@ from indexer.opensearch.read.vectors import VECTOR_FIELD
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
+from indexer.retrieval.request import Request, Way
 from indexer.service.engines import ClusterEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection
@@ -47,8 +48,8 @@ def test_the_window_path_answers_from_a_graph_free_knn_vector(opensearch_url: st
         for by in ("meaning", "hybrid"):
             for number, question in enumerate(questions):
                 for limit in (8, 100) if number % 4 == 0 else (8,):
-                    want = rank.answer(corpus, question, limit, by)
-                    got = engine.ask("GU", question, limit, by)
+                    want = rank.answer(corpus, Request(corpus.state, question, Way(by), limit))
+                    got = engine.ask(Request("GU", question, Way(by), limit))
                     assert got.ids() == want.ids(), (by, question, limit)
                     assert got.reached == want.reached, (by, question, limit)
                     assert [hit.score for hit in got.hits] == [hit.score for hit in want.hits], (by, question)

@@ -46,8 +46,9 @@ from indexer.opensearch.read.rescore import hit_of, law_of, plugin_proven, resco
 from indexer.opensearch.read.search_limits import PAGE, Candidates, TooManyClauses, WindowTooLarge
 from indexer.opensearch.read.statistics import IndexStatistics, Moved, StatisticsCache, no_index
 from indexer.opensearch.trust import integrity, ownership
-from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Window
+from indexer.retrieval.answers import Answer, Window
 from indexer.retrieval.corpus import Law, state_code
+from indexer.retrieval.request import RETRIEVED_LAWS
 from indexer.retrieval.words import words
 
 if TYPE_CHECKING:

@@ -61,9 +61,10 @@ from indexer.opensearch.cluster.plugin_path import NO_VECTOR, QUERY
 from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.opensearch.trust import integrity, ownership
-from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
+from indexer.retrieval.answers import Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, state_code
 from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_embedder, identity, row_text
+from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -298,7 +299,7 @@ def _hybrid(
     asked_vector: Vectors,
     worded: bool,
     limit: int,
-    fusion: tuple[int, float, float],
+    fusion: Fusion,
     rows: int,
 ) -> list[tuple[_Row, float, int | None, int | None]]:
     """The first `limit` rows of the fusion of the two full exact rankings, from windows of each: the exact
@@ -318,7 +319,7 @@ def _hybrid(
                 raise _Stale  # the words came from a newer generation than the meaning
         whole = rows if window >= rows else None
         by_meaning = _by_meaning(engine, state, stats, asked_vector, window, whole, window // 4 + WINDOW)
-        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, *fusion)
+        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, fusion)
         if fused is not None:
             by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
             return [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
@@ -327,24 +328,15 @@ def _hybrid(
         window *= HYBRID_WIDEN
 
 
-def answer(
-    engine: OpenSearchEngine,
-    state: str,
-    question: str,
-    limit: int = RETRIEVED_LAWS,
-    by: str = "meaning",
-    rrf_k: int = RRF_K,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> Answer:
+def answer(engine: OpenSearchEngine, request: Request) -> Answer:
     """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
     from indexer.opensearch.read.rescore import law_of
-    from indexer.retrieval.meaning import fusion_of, question_vector
+    from indexer.retrieval.meaning import question_vector
     from indexer.retrieval.words import words
 
-    state = state_code(state)
-    fusion = fusion_of(by, rrf_k, words_weight, meaning_weight)
+    state, question, limit = state_code(request.state), request.question, request.limit
+    fields = request.answer_fields()
     asked_vector: Vectors | None = None  # embedded here only off the plugin path (the node embeds it there)
     with errors_translated(engine.connection):
         for attempt in range(2):
@@ -356,8 +348,10 @@ def answer(
                     continue  # the cached generation may be an old one: asked again of the alias's own
                 raise
             terms = stats.spelling.terms(words(question))
+            if not request.embeddable:  # nothing to embed (indexer.retrieval.request): near no row
+                return Answer(state, question, words(question), terms, [], **fields, reached=[])
             if on_plugin(engine, stats):
-                found = _from_plugin(engine, state, stats, question, limit, by, rrf_k, words_weight, meaning_weight)
+                found = _from_plugin(engine, stats, request)
                 if found is None:
                     continue  # the alias moved since its statistics were read
                 hits, reached = [], []
@@ -366,21 +360,22 @@ def answer(
                     tfs = {term: counts_of[term] for term in terms if counts_of.get(term)}
                     hits.append(Hit(law_of(source), value, int(source["order"]), tfs, int(source["length"])))
                     reached.append(Reached(words_rank, meaning_rank, cosine))
-                return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
+                return Answer(state, question, words(question), terms, hits, **fields, reached=reached)
             if asked_vector is None:
                 asked_vector = question_vector(question)
             if not asked_vector.any():
-                return Answer(state, question, words(question), terms, [], by=by, **fusion, reached=[])
+                return Answer(state, question, words(question), terms, [], **fields, reached=[])
             chosen: list[tuple[_Row, float, int | None, int | None]]
             try:
-                if by == "meaning":
+                if request.way is Way.meaning:
                     chosen = [
                         (row, row.cosine, None, rank)
                         for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
                     ]
                 else:
-                    weighted = (rrf_k, words_weight, meaning_weight)
-                    chosen = _hybrid(engine, state, stats, question, asked_vector, bool(terms), limit, weighted, rows)
+                    chosen = _hybrid(
+                        engine, state, stats, question, asked_vector, bool(terms), limit, request.fusion, rows
+                    )
             except _Stale:
                 continue
             hits, reached = [], []
@@ -389,7 +384,7 @@ def answer(
                 tfs = {term: counts[term] for term in terms if counts.get(term)}
                 hits.append(Hit(law_of(row.source), value, row.order, tfs, int(row.source["length"])))
                 reached.append(Reached(words_rank, meaning_rank, row.cosine))
-            return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
+            return Answer(state, question, words(question), terms, hits, **fields, reached=reached)
     raise ClusterRefused(
         f"the index behind {state}'s alias changed twice while the question was answered", hint="ask again"
     )
@@ -402,19 +397,12 @@ def on_plugin(engine: OpenSearchEngine, stats: IndexStatistics) -> bool:
     return _MEANING_OF[stats.index][3]
 
 
-def plugin_meaning_query(
-    question: str,
-    size: int,
-    by: str,
-    rrf_k: int,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> dict[str, Any]:
+def plugin_meaning_query(question: str, size: int, way: Way, fusion: Fusion = DEFAULT_FUSION) -> dict[str, Any]:
     """The search body of the plugin's query by meaning or hybrid: every row ranked on the node, the first `size`
     returned, each with its explanation (the exact float64 score, cosine and ranks: docs/plugin.md)."""
-    query: dict[str, Any] = {"question": question, "by": by}
-    if by == "hybrid":
-        query.update(rrf_k=rrf_k, words_weight=words_weight, meaning_weight=meaning_weight)
+    query: dict[str, Any] = {"question": question, "by": way.value}
+    if way is Way.hybrid:
+        query.update(fusion.parameters())
     return {
         "size": size,
         "track_total_hits": False,
@@ -452,21 +440,14 @@ def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float
 
 
 def _from_plugin(
-    engine: OpenSearchEngine,
-    state: str,
-    stats: IndexStatistics,
-    question: str,
-    limit: int,
-    by: str,
-    rrf_k: int,
-    words_weight: float,
-    meaning_weight: float,
+    engine: OpenSearchEngine, stats: IndexStatistics, request: Request
 ) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
     """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
     cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
-    body = plugin_meaning_query(question, limit, by, rrf_k, words_weight, meaning_weight)
+    state = state_code(request.state)
+    body = plugin_meaning_query(request.question, request.limit, request.way, request.fusion)
     from opensearchpy import TransportError
 
     try:
