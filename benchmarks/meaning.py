@@ -43,6 +43,7 @@ from pathlib import Path
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.read import vectors
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.vectors import Meaning
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.opensearch.write.lock import ensure_locks_index
@@ -51,7 +52,6 @@ from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import WordLlamaEmbedder, default_embedder, row_text
 from indexer.retrieval.request import Request, Way
-from indexer.service.engines import ClusterEngine
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
@@ -191,13 +191,13 @@ def asking(
     index on this node and on the node of the plugin before (each None: not asked)."""
     sides: dict[str, Callable[[str, str], object]] = {}
     if plugged is not None:
-        through = ClusterEngine(plugged)
+        through = OpenSearchEngine(plugged)
         sides["plugin"] = lambda question, by: through.ask(Request(corpus.state, question, Way(by), 8))
     if before is not None:
-        former = ClusterEngine(before)
+        former = OpenSearchEngine(before)
         sides["plugin, before"] = lambda question, by: former.ask(Request(corpus.state, question, Way(by), 8))
     if connection is not None:
-        engine = ClusterEngine(connection)
+        engine = OpenSearchEngine(connection)
         sides["windows"] = lambda question, by: engine.ask(Request(corpus.state, question, Way(by), 8))
     if in_process:
         sides["in process"] = lambda question, by: rank.answer(corpus, Request(corpus.state, question, Way(by), 8))

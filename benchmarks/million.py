@@ -60,7 +60,7 @@ print(f"{result.outcome} in {time.perf_counter() - started:.1f} s, peak "
 _SEAL = """
 import json, statistics, sys, time
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 engine = OpenSearchEngine(Connection.from_env())
 questions = json.loads(sys.argv[1])
 checked = OpenSearchEngine.refuse_altered

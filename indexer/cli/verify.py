@@ -52,7 +52,7 @@ def verify(
     from rich.console import Console
 
     from indexer.errors import DamagedIndex, Disagreement
-    from indexer.opensearch.read.query import OpenSearchEngine
+    from indexer.opensearch.read.engine import OpenSearchEngine
     from indexer.opensearch.verify import read_questions
     from indexer.opensearch.verify import verify as run
     from indexer.retrieval.corpus import read_corpora

@@ -1,8 +1,8 @@
 """The engines a question can be asked of, behind one small interface: `engine(name).ask(request)`.
 
 `reference` is the spec's BM25 in process over the corpus files (indexer.retrieval.reference); `opensearch` is
-the same ranking from the laws loaded into OpenSearch (indexer.opensearch.read.query). The CLI only ever calls
-`engine()`.
+the same ranking from the laws loaded into OpenSearch (indexer.opensearch.read.engine.OpenSearchEngine, which
+takes the same request). The CLI only ever calls `engine()`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ from indexer.retrieval.corpus import Corpus, Law, parse_corpus, read_bytes, read
 from indexer.retrieval.request import Request, Way
 
 if TYPE_CHECKING:
-    from opensearchpy import OpenSearch
-
     from indexer.opensearch.cluster.connection import Connection
-    from indexer.opensearch.read.query import OpenSearchEngine
     from indexer.retrieval.explain import Contribution
     from indexer.retrieval.stored import StoredState
 
@@ -140,43 +137,6 @@ class ReferenceEngine:
         raise NotFound(f"{state_code(state)} has no law {law!r}")
 
 
-class ClusterEngine:
-    """indexer.opensearch.read.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
-
-    def __init__(self, connection: Connection) -> None:
-        from indexer.opensearch.read.query import OpenSearchEngine
-
-        self.engine: OpenSearchEngine = OpenSearchEngine(connection)
-
-    @property
-    def client(self) -> OpenSearch:
-        """The opensearch-py client the engine asks through (for requests that are not questions)."""
-        return self.engine.client
-
-    def ask(self, request: Request) -> Answer:
-        """The spec's exact answer, from OpenSearch; or by meaning or hybrid, equal to the reference's."""
-        if request.way is Way.words:
-            return self.engine.ask(request.state, request.question, request.limit)
-        from indexer.opensearch.read import vectors
-
-        return vectors.answer(self.engine, request)
-
-    def explain(self, answer: Answer) -> list[list[Contribution]]:
-        """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,
-        not the statistics document fetched again for every question."""
-        from indexer.retrieval.explain import explain
-
-        return explain(answer, self.engine.cached_statistics(answer.state))
-
-    def family(self, state: str, key: str) -> list[Law]:
-        """The process rows of family `key`, in corpus order, from OpenSearch."""
-        return self.engine.family(state, key)
-
-    def get(self, state: str, law: str) -> Law:
-        """One law, from OpenSearch."""
-        return self.engine.get(state, law)
-
-
 def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection | None = None) -> Engine:
     """The engine called `name` (one of ENGINES); BadInput for any other name.
 
@@ -188,6 +148,7 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
         return ReferenceEngine(corpora, stored=default_cache_dir() / "reference")
     if name == "opensearch":
         from indexer.opensearch.cluster.connection import Connection
+        from indexer.opensearch.read.engine import OpenSearchEngine
 
-        return ClusterEngine(connection or Connection.from_env())
+        return OpenSearchEngine(connection or Connection.from_env())
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

@@ -12,8 +12,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from indexer.errors import LawindexError
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.retrieval.request import FUSION, RETRIEVED_LAWS, Request
-from indexer.service.engines import ClusterEngine
 from indexer.service.metrics import CURRENT, Record
 from indexer.service.output import (
     ErrorOut,
@@ -42,7 +42,7 @@ class FastAsk:
         from concurrent.futures import ThreadPoolExecutor
 
         self.app = app
-        self.engine: ClusterEngine = app.state.engine
+        self.engine: OpenSearchEngine = app.state.engine
         # Its own pool, handed work by the event loop directly: anyio's `to_thread.run_sync` (what FastAPI
         # uses) spent more of the loop's time per question, in its capacity limiter and cancel scopes, than
         # parsing the request did (py-spy). As many threads as anyio's default, so as many questions at once.

@@ -19,10 +19,10 @@ from indexer.errors import (
     NotFound,
 )
 from indexer.opensearch.cluster.connection import Connection, errors_translated
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import STATES, state_code
 from indexer.retrieval.request import FUSION, MAX_QUESTION_CHARS, Request, parameter
-from indexer.service.engines import ClusterEngine
 from indexer.service.metrics import CURRENT
 from indexer.service.output import (
     DESCRIPTIONS,
@@ -77,7 +77,7 @@ State = Annotated[
 def create_app(connection: Connection) -> FastAPI:
     """The service over `connection`: one engine, shared by every request of this process; its routes in
     the order the schema lists them."""
-    engine = ClusterEngine(connection)
+    engine = OpenSearchEngine(connection)
     app = FastAPI(
         title="lawindex",
         summary="A state's road laws that best answer a question, ranked exactly as the spec's bm25 ranks them.",
@@ -143,7 +143,7 @@ def _refusals(app: FastAPI) -> None:
         return error_response(500, internal_error(error))
 
 
-def _probes(app: FastAPI, engine: ClusterEngine, connection: Connection) -> None:
+def _probes(app: FastAPI, engine: OpenSearchEngine, connection: Connection) -> None:
     """/healthz, /readyz and /v1/states."""
 
     @app.get("/healthz", response_model=HealthOut, summary="The process answers")
@@ -169,7 +169,7 @@ def _probes(app: FastAPI, engine: ClusterEngine, connection: Connection) -> None
         return json_response(StatesOut(states=rows).json_obj())
 
 
-def _ask_one(app: FastAPI, engine: ClusterEngine) -> None:
+def _ask_one(app: FastAPI, engine: OpenSearchEngine) -> None:
     """GET /v1/states/{state}/ask: what `lawindex ask --json` prints."""
 
     @app.get(
@@ -238,7 +238,7 @@ def _documented(name: str) -> dict[str, Any]:
     }
 
 
-def _ask_many(app: FastAPI, engine: ClusterEngine) -> None:
+def _ask_many(app: FastAPI, engine: OpenSearchEngine) -> None:
     """POST /v1/states/{state}/ask: several questions, answered in order."""
 
     @app.post(
@@ -274,7 +274,7 @@ def _ask_many(app: FastAPI, engine: ClusterEngine) -> None:
         return Response(f'{{"answers": [{", ".join(answers)}]}}'.encode(), media_type=JSON)
 
 
-def _lookups(app: FastAPI, engine: ClusterEngine) -> None:
+def _lookups(app: FastAPI, engine: OpenSearchEngine) -> None:
     """A family's rows and one law by its id (in the path, or as ?id=)."""
 
     @app.get(
@@ -332,7 +332,7 @@ def _answered(answer: Answer) -> None:
         record.answered(answer)
 
 
-def _served_states(engine: ClusterEngine, connection: Connection) -> list[str]:
+def _served_states(engine: OpenSearchEngine, connection: Connection) -> list[str]:
     """The states served under this namespace's aliases (one request: cheap enough for a probe)."""
     namespace = connection.namespace
     with errors_translated(connection):

@@ -29,6 +29,7 @@ from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID
 from indexer.opensearch.read import vectors as on_opensearch
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.generations import serving
@@ -37,12 +38,11 @@ from indexer.opensearch.write.load import LoadOptions, load, load_state
 from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
-from indexer.retrieval.answers import RRF_K
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines, row_text
 from indexer.retrieval.meaning import proven
-from indexer.retrieval.request import Fusion, Request, Way
-from indexer.service.engines import ClusterEngine, ReferenceEngine
+from indexer.retrieval.request import RRF_K, Fusion, Request, Way
+from indexer.service.engines import ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
 
@@ -55,7 +55,7 @@ GENERATED = 800  # laws: wide enough that a window of 16 is often not the whole 
 @dataclass(frozen=True)
 class Served:
     connection: Connection
-    engine: ClusterEngine
+    engine: OpenSearchEngine
     corpora: dict[str, Corpus]
     knn: bool
     # Whether the served indices answer by meaning: every node has k-NN, or the lawindex plugin (the load
@@ -76,7 +76,9 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
                 "OpenSearch 3.6.0 without the k-NN plugin: `lawindex opensearch start` should have installed it"
             )
         load(connection, list(corpora.values()))
-        yield Served(connection, ClusterEngine(connection), corpora, has, has or plugin_path.cluster_has_plugin(client))
+        yield Served(
+            connection, OpenSearchEngine(connection), corpora, has, has or plugin_path.cluster_has_plugin(client)
+        )
 
 
 def _stored_vector(source: dict[str, Any]) -> np.ndarray:
@@ -174,7 +176,7 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
     for question in [*mixed, *synthetic.generate_questions(laws, 12, 9)]:
         words, meaning = _full_rankings(corpus, question)
         first = HYBRID_WINDOW
-        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, RRF_K) is None:  # the defaults
+        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, Fusion(RRF_K)) is None:  # defaults
             widened += 1
         for limit in (1, 8, 50):
             _same(served, "GU", question, limit, "hybrid")
@@ -186,7 +188,8 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
     # Limits near and past the state's size (past the service's 100: OpenSearch's own answer, unchecked).
     for question in mixed[:2]:
         for limit in (len(laws) - 100, len(laws) - 1, len(laws), len(laws) + 1):
-            got = on_opensearch.answer(served.engine.engine, "GU", question, limit, "hybrid")
+            asked = _unchecked(Request("GU", question, Way.hybrid), limit)
+            got = on_opensearch.answer(served.engine, served.engine.words, asked)
             reference_answer = rank.answer(corpus, Request(corpus.state, question, Way.hybrid, limit))
             assert got.ids() == reference_answer.ids(), limit
             assert got.reached == reference_answer.reached, limit
@@ -247,7 +250,7 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
         first = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         again = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         assert (first.outcome, again.outcome, again.index) == ("indexed", "unchanged", first.index)
-        engine = ClusterEngine(connection)
+        engine = OpenSearchEngine(connection)
         if meaning is None:
             with pytest.raises(NoMeaning, match=r"has no k-NN plugin"):
                 engine.ask(Request("VT", "snow tires", Way.hybrid, 8))
@@ -336,3 +339,9 @@ def test_after_lawindex_load_corpora_a_page_only_meaning_reaches_is_reached_from
     assert answers["meaning"][0]["id"] == page["id"] and answers["meaning"][0]["ranks"] == {"meaning": 1}
     (fused,) = [hit for hit in answers["hybrid"] if hit["id"] == page["id"]]
     assert fused["ranks"] == {"meaning": 1}
+
+
+def _unchecked(request: Request, limit: int) -> Request:
+    """`request` with a limit past the service's 100, which no edge builds (asked of the engine's own path)."""
+    object.__setattr__(request, "limit", limit)
+    return request

@@ -1,5 +1,5 @@
 """One request a question for every way where the lawindex plugin runs (issue 28, item 4): once a state's
-statistics are read, `ask`, `serve` and `eval` (all three ask through indexer.service.engines.ClusterEngine)
+statistics are read, `ask`, `serve` and `eval` (all three ask through indexer.opensearch.read.engine.OpenSearchEngine)
 send one `_search` for a question by words, by meaning or by hybrid, whatever the limit, on the samples and
 on a generated state wide enough that the window path would widen (it asked 2 to 8 requests a hybrid
 question). Counted where the engine sends them (its search path, indexer.opensearch.connection.FastSearch,
@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from indexer.node import plugin
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.status import status
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
@@ -28,7 +29,6 @@ from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.request import Request, Way
-from indexer.service.engines import ClusterEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection
 
@@ -56,10 +56,10 @@ def test_every_way_is_one_search_a_question_on_the_plugin_path(opensearch_url: s
             ("GU", "plugin", "plugin"),
             ("MD", "plugin", "plugin"),
         }
-        engine = ClusterEngine(connection)
+        engine = OpenSearchEngine(connection)
         searches: list[str] = []
         other: list[tuple[str, str, str]] = []
-        fast = engine.engine.fast_search
+        fast = engine.fast_search
         search, transport = fast.search, engine.client.transport
         perform = transport.perform_request
 

@@ -223,7 +223,14 @@ ERRORS = [
         "ask a shorter question; it is not cut for you",
     ),
     ("GET", "/v1/states/TX/ask", {"q": "x", "limit": 0}, 400, "limit: must be an integer from 1 to 100, not 0", None),
-    ("GET", "/v1/states/TX/ask", {"q": "x", "limit": 101}, 400, "limit: must be an integer from 1 to 100, not 101", None),
+    (
+        "GET",
+        "/v1/states/TX/ask",
+        {"q": "x", "limit": 101},
+        400,
+        "limit: must be an integer from 1 to 100, not 101",
+        None,
+    ),
     (
         "GET",
         "/v1/states/TX/ask",

@@ -15,11 +15,11 @@ import pytest
 
 from indexer.errors import NoMeaning
 from indexer.node import knn
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.request import Fusion, Request, Way
-from indexer.service.engines import ClusterEngine
 from indexer.service.eval import of_split, read_judged
 from tests.integration.serving import running
 from tests.integration.support import fresh_connection, lawindex
@@ -33,7 +33,7 @@ FUSIONS = [(60, 3.0, 0.5), (1, 1.0, 1.0), (5, 0.0, 1.0), (20, 1.0, 0.0), (2, 0.2
 
 @dataclass(frozen=True)
 class Loaded:
-    engine: ClusterEngine
+    engine: OpenSearchEngine
     corpus: Corpus
     url: str
     namespace: str
@@ -46,7 +46,7 @@ def loaded(opensearch_url: str) -> Iterator[Loaded]:
     with fresh_connection(opensearch_url) as connection:
         load(connection, [corpus])
         has = knn.installed(connection.client())
-        yield Loaded(ClusterEngine(connection), corpus, opensearch_url, connection.namespace, has)
+        yield Loaded(OpenSearchEngine(connection), corpus, opensearch_url, connection.namespace, has)
 
 
 def test_weighted_hybrid_on_opensearch_is_the_reference_engines(loaded: Loaded) -> None:

@@ -10,8 +10,9 @@ import pytest
 
 from indexer.errors import BadInput, NotFound
 from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.retrieval.request import MAX_LIMIT, MAX_QUESTION_CHARS, Request
-from indexer.service.engines import ClusterEngine, ReferenceEngine, engine
+from indexer.service.engines import ReferenceEngine, engine
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
@@ -38,7 +39,7 @@ def test_a_longer_question_or_a_limit_outside_1_to_100_is_refused() -> None:
 def test_an_engine_is_chosen_by_name() -> None:
     assert isinstance(engine("reference", corpora=CORPORA), ReferenceEngine)
     # Made without a request: nothing listens on the discard port, and nothing is asked yet.
-    assert isinstance(engine("opensearch", connection=Connection(url="http://127.0.0.1:9")), ClusterEngine)
+    assert isinstance(engine("opensearch", connection=Connection(url="http://127.0.0.1:9")), OpenSearchEngine)
     with pytest.raises(BadInput, match="unknown engine 'lucene'") as refused:
         engine("lucene")
     assert refused.value.hint == "use one of: reference, opensearch"

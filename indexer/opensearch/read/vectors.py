@@ -69,7 +69,8 @@ from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.read.query import OpenSearchEngine
+    from indexer.opensearch.read.query import Words
+    from indexer.opensearch.read.searching import Searcher
     from indexer.opensearch.read.statistics import IndexStatistics
     from indexer.retrieval.vector_store import VectorStore
 
@@ -165,7 +166,7 @@ _MEANING_OF: dict[str, tuple[dict[str, Any] | None, int, bool, bool]] = {}
 _KEPT = 1024
 
 
-def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
+def _meaning_of(engine: Searcher, stats: IndexStatistics) -> int:
     """How many rows the index holds, once its meaning is checked: vectors there, made by this
     lawindex's embedder; else NoMeaning, saying what is missing."""
     if stats.index not in _MEANING_OF:
@@ -248,9 +249,7 @@ def _rescored(hits: Sequence[dict[str, Any]], question: Vectors) -> list[_Row]:
     return rows
 
 
-def _window(
-    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, size: int
-) -> list[dict[str, Any]]:
+def _window(engine: Searcher, state: str, stats: IndexStatistics, question: Vectors, size: int) -> list[dict[str, Any]]:
     body = _score_query(question)
     found = engine.best_hits(state, stats.index, body, size, 1, source=[*FETCHED, VECTOR_FIELD])
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no
@@ -269,7 +268,7 @@ class _Stale(Exception):
 
 
 def _by_meaning(
-    engine: OpenSearchEngine,
+    engine: Searcher,
     state: str,
     stats: IndexStatistics,
     question: Vectors,
@@ -292,7 +291,8 @@ def _by_meaning(
 
 
 def _hybrid(
-    engine: OpenSearchEngine,
+    engine: Searcher,
+    words_path: Words,
     state: str,
     stats: IndexStatistics,
     question: str,
@@ -313,7 +313,7 @@ def _hybrid(
     while True:
         if not words_whole:
             # The exact words answer of the first `window` laws (fewer: every law sharing a word).
-            by_words = [hit.order for hit in engine.ask(state, question, window).hits]
+            by_words = [hit.order for hit in words_path.ask(state, question, window).hits]
             words_whole = len(by_words) < window
             if engine.cached_statistics(state).index != stats.index:
                 raise _Stale  # the words came from a newer generation than the meaning
@@ -328,8 +328,9 @@ def _hybrid(
         window *= HYBRID_WIDEN
 
 
-def answer(engine: OpenSearchEngine, request: Request) -> Answer:
-    """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
+def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
+    """The answer by meaning or hybrid from OpenSearch (asked through `engine`'s searches, hybrid's words ranking
+    from `words_path`): the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
     from indexer.opensearch.read.rescore import law_of
     from indexer.retrieval.meaning import question_vector
@@ -374,7 +375,16 @@ def answer(engine: OpenSearchEngine, request: Request) -> Answer:
                     ]
                 else:
                     chosen = _hybrid(
-                        engine, state, stats, question, asked_vector, bool(terms), limit, request.fusion, rows
+                        engine,
+                        words_path,
+                        state,
+                        stats,
+                        question,
+                        asked_vector,
+                        bool(terms),
+                        limit,
+                        request.fusion,
+                        rows,
                     )
             except _Stale:
                 continue
@@ -390,7 +400,7 @@ def answer(engine: OpenSearchEngine, request: Request) -> Answer:
     )
 
 
-def on_plugin(engine: OpenSearchEngine, stats: IndexStatistics) -> bool:
+def on_plugin(engine: Searcher, stats: IndexStatistics) -> bool:
     """True when the plugin ranks this index by meaning: built for the plugin, with `vector_grid` (a load of this
     lawindex on a cluster with the plugin); an older plugin-path index with k-NN vectors only takes the windows."""
     _meaning_of(engine, stats)  # reads and keeps the index's `_meta` once
@@ -418,7 +428,7 @@ def plugin_meaning_query(question: str, size: int, way: Way, fusion: Fusion = DE
 BARE = re.compile(r"the law of corpus order \[(-?\d+)\] " + re.escape(NO_VECTOR))
 
 
-def _law_at(engine: OpenSearchEngine, index: str, order: int) -> str:
+def _law_at(engine: Searcher, index: str, order: int) -> str:
     """The id of the law at corpus order `order` of `index` (its document's `id`), for a refusal's message; the
     order itself where no document has it."""
     found = engine.client.search(index=index, body={"size": 1, "query": {"term": {"order": order}}, "_source": ["id"]})[
@@ -440,7 +450,7 @@ def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float
 
 
 def _from_plugin(
-    engine: OpenSearchEngine, stats: IndexStatistics, request: Request
+    engine: Searcher, stats: IndexStatistics, request: Request
 ) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
     """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
     cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
@@ -451,7 +461,7 @@ def _from_plugin(
     from opensearchpy import TransportError
 
     try:
-        response = engine._response(state, body, 1)
+        response = engine.response(state, body, 1)
     except TransportError as error:
         bare = BARE.search(json.dumps(error.info)) if error.status_code == 400 else None
         if bare is None:
@@ -461,7 +471,7 @@ def _from_plugin(
         if {str(shard.get("index")) for shard in failed} - {stats.index}:
             return None  # another generation answered
         law = _law_at(engine, stats.index, int(bare.group(1)))
-        raise engine.statistics_cache.refusal(state, stats.index, integrity.altered_problem(stats.index, law)) from None
+        raise engine.refusal(state, stats.index, integrity.altered_problem(stats.index, law)) from None
     hits: list[dict[str, Any]] = response["hits"]["hits"]
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
     # to rank), ask the alias, as the windows do.
