@@ -41,10 +41,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
+from indexer.opensearch.cluster import vector_layout
 from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.vector_layout import Meaning
 from indexer.opensearch.read import vectors
 from indexer.opensearch.read.engine import OpenSearchEngine
-from indexer.opensearch.read.vectors import Meaning
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
@@ -138,7 +139,7 @@ def plugin_loaded(url: str, corpus: Corpus) -> Connection:
     connection = Connection.from_env(url, namespace=f"lawindex_benchmp{uuid.uuid4().hex[:6]}")
     client = connection.client()
     ensure_locks_index(client, connection.namespace)
-    meaning = vectors.for_cluster(client, plugin=True)
+    meaning = vector_layout.for_cluster(client, plugin=True)
     done = load_state(client, corpus, LoadOptions(namespace=connection.namespace, meaning=meaning, plugin=True))
     assert done.outcome == "indexed" and done.index is not None, done
     return connection

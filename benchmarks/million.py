@@ -46,7 +46,7 @@ _ROAD = ("hydrant", "pedestrian", "crosswalk", "intersection", "motorcycle", "re
 _LOAD = """
 import resource, sys, time
 from pathlib import Path
-from indexer.opensearch.read import vectors
+from indexer.opensearch.cluster import vector_layout as vectors
 vectors.for_cluster = lambda client: None  # words only (the module docstring says why)
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.write.load import load

@@ -25,8 +25,8 @@ from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.cluster.vector_layout import for_cluster
 from indexer.opensearch.read.engine import OpenSearchEngine
-from indexer.opensearch.read.vectors import for_cluster
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.index_body import fingerprint
 from indexer.opensearch.write.load import load

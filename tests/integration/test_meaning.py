@@ -28,9 +28,10 @@ from indexer.node import knn
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID
+from indexer.opensearch.cluster.vector_layout import for_cluster
 from indexer.opensearch.read import vectors as on_opensearch
 from indexer.opensearch.read.engine import OpenSearchEngine
-from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
+from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.index_body import fingerprint
