@@ -11,11 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
-    TimeoutOption,
-    UrlOption,
-    connect,
+    NO_OPTIONS,
+    Cluster,
+    connection_options,
     emit_json,
     emit_line,
     fusion_options,
@@ -130,12 +128,10 @@ CorporaOption = Annotated[
 ]
 
 
-def engine_for(
-    name: EngineName, corpora: Path, url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None
-) -> "Engine":
+def engine_for(name: EngineName, corpora: Path, cluster: Cluster) -> "Engine":
     from indexer.service.engines import engine
 
-    connection = connect(url, ca_certs, insecure, timeout) if name is EngineName.opensearch else None
+    connection = cluster.connect() if name is EngineName.opensearch else None
     return engine(name.value, corpora=corpora, connection=connection)
 
 
@@ -149,6 +145,7 @@ def _print_law(law: "Law", as_json: bool) -> None:
 
 
 @app.command()
+@connection_options
 @fusion_options
 def ask(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX or MD.")],
@@ -183,10 +180,7 @@ def ask(
         ),
     ] = DEFAULT_WAY,
     fusion: "dict[str, object] | None" = None,  # --rrf-k, --words-weight, --meaning-weight (fusion_options)
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """The laws of STATE that best answer QUESTION: its words on one line, then one law a line (id  law).
 
@@ -204,7 +198,7 @@ def ask(
 
         # Checked once, before any question (a --from batch's questions are each this request's question).
         asking = Request.of(state, "", {"by": by, "limit": limit, **(fusion or {})})
-        chosen = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout)
+        chosen = engine_for(engine_name, corpora, cluster)
         if family is not None:
             rows = chosen.family(state, family)
             if not rows:
@@ -246,20 +240,18 @@ def ask(
 
 
 @app.command()
+@connection_options
 def get(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX or MD.")],
     law_id: Annotated[str, typer.Argument(metavar="ID", help="The law's id, like MD-S01.")],
     engine_name: EngineOption = EngineName.opensearch,
     corpora: CorporaOption = Path("corpora"),
     as_json: Annotated[bool, typer.Option("--json", help="The law as one JSON object.")] = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Print one law of STATE by its id."""
     with reporting():
-        law = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout).get(state, law_id)
+        law = engine_for(engine_name, corpora, cluster).get(state, law_id)
     if as_json:
         _print_law(law, True)
         return

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
+    NO_OPTIONS,
+    Cluster,
     JsonOption,
-    TimeoutOption,
-    UrlOption,
+    connection_options,
     emit_json,
     fusion_options,
     reporting,
@@ -107,6 +106,7 @@ def _print_report(report: "Report") -> None:
 
 
 @app.command("eval")
+@connection_options
 @fusion_options
 def eval_command(
     qrels: Annotated[
@@ -136,10 +136,7 @@ def eval_command(
         typer.Option("--run", help="Write each way's TREC run to FILE (FILE.<way> with several ways)."),
     ] = None,
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Recall@8, MRR@8 and nDCG@8 of each way, overall and per state; wins and losses between the ways, and
     whether each difference is more than chance (paired randomization and t tests); with --against, each
@@ -164,7 +161,7 @@ def eval_command(
             check_taken(ways[0], fusion or {})  # a fusion given for no way that takes it is refused
         fused = Fusion.of(fusion or {})
         judged = of_split(read_judged(qrels, questions), None if split is None else split.value)
-        engine = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout)
+        engine = engine_for(engine_name, corpora, cluster)
         _check_relevant(engine, judged, qrels)
         report = evaluate(engine, judged, ways, fused)
         compared = None if earlier is None else against(report, earlier)
