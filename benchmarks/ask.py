@@ -26,8 +26,10 @@ from typing import Any
 
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import terms_query
-from indexer.opensearch.read.query import WINDOW, OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.opensearch.read.query import WINDOW
 from indexer.opensearch.write.load import load
+from indexer.retrieval.request import Request
 from tests import synthetic
 from tests.synthetic import corpus_of
 
@@ -97,7 +99,7 @@ def main() -> None:
 
         # Warm both paths: connection pool, caches, the JIT of the node.
         for question in questions[:200]:
-            engine.ask("TX", question)
+            engine.ask(Request("TX", question))
             raw(question)
         exact_ms: list[float] = []
         raw_ms: list[float] = []
@@ -107,7 +109,7 @@ def main() -> None:
             for which in (0, 1) if number % 2 == 0 else (1, 0):
                 began = time.perf_counter()
                 if which == 0:
-                    answer = engine.ask("TX", question)
+                    answer = engine.ask(Request("TX", question))
                     exact_ms.append((time.perf_counter() - began) * 1000)
                     widened += answer.window is not None and answer.window.widened
                 else:

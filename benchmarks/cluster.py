@@ -54,11 +54,12 @@ from typing import Any
 from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.opensearch.cluster.connection import Connection, alias_of
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 
@@ -89,7 +90,7 @@ def asking(
         while not stop.is_set():
             state, question = rng.choice(keys)
             try:
-                ok = engine.ask(state, question).ids() == truth[(state, question)]
+                ok = engine.ask(Request(state, question)).ids() == truth[(state, question)]
                 outcome = 0 if ok else 2
             except Exception:
                 outcome = 1
@@ -341,7 +342,7 @@ def main() -> None:
             for (state, question), _ids in truth.items():
                 for name, engine in engines.items():
                     began = time.perf_counter()
-                    engine.ask(state, question)
+                    engine.ask(Request(state, question))
                     times[name].append(time.perf_counter() - began)
         p = {name: (percentile(t, 50) * 1000, percentile(t, 99) * 1000) for name, t in times.items()}
         print(f"exact ask over {len(times['1 node'])} questions each, interleaved:")

@@ -36,6 +36,7 @@ from benchmarks.serve import percentile
 from indexer.retrieval import embedding
 from indexer.retrieval import meaning as rank
 from indexer.retrieval.corpus import Corpus
+from indexer.retrieval.request import Request, Way
 from tests import synthetic
 
 HERE = Path(__file__).resolve().parents[1]
@@ -123,7 +124,7 @@ def in_process(before: types.ModuleType, old: embedding.Embedder, corpus: Corpus
             setattr(rank, "default_embedder", made)  # noqa: B010 -- the module's own names, swapped per call
             setattr(rank, "cosines", cosines)  # noqa: B010
             try:
-                return rank.answer(corpus, question, 8, "meaning")
+                return rank.answer(corpus, Request(corpus.state, question, Way.meaning, 8))
             finally:
                 setattr(rank, "default_embedder", embedding.default_embedder)  # noqa: B010
                 setattr(rank, "cosines", embedding.cosines)  # noqa: B010

@@ -31,7 +31,7 @@ def count(url: str, plugin: bool) -> str:
         for question, limit in QUESTIONS:
             truth = reference.ask(CORPUS, question, limit)
             try:
-                got = engine.ask(STATE, question, limit)
+                got = engine.words.ask(STATE, question, limit)
             except Exception as error:  # counted, and said: a failure is a figure here
                 print(f"  failed: {question[:40]!r}: {type(error).__name__}: {str(error)[:160]}")
                 continue

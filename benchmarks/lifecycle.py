@@ -43,7 +43,7 @@ from pathlib import Path
 from indexer.retrieval.corpus import read_corpora
 from indexer.opensearch.write.load import load
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 
 connection = Connection.from_env(sys.argv[2], namespace=sys.argv[3])
 corpora = read_corpora(Path(sys.argv[4]))

@@ -41,16 +41,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.serve import percentile, rss_mib, start_serve, stop_serve
+from indexer.opensearch.cluster import vector_layout
 from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.vector_layout import Meaning
 from indexer.opensearch.read import vectors
-from indexer.opensearch.read.vectors import Meaning
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import WordLlamaEmbedder, default_embedder, row_text
-from indexer.service.engines import ClusterEngine
+from indexer.retrieval.request import Request, Way
 from tests import synthetic
 
 WAYS = ("words", "meaning", "hybrid")
@@ -137,7 +139,7 @@ def plugin_loaded(url: str, corpus: Corpus) -> Connection:
     connection = Connection.from_env(url, namespace=f"lawindex_benchmp{uuid.uuid4().hex[:6]}")
     client = connection.client()
     ensure_locks_index(client, connection.namespace)
-    meaning = vectors.for_cluster(client, plugin=True)
+    meaning = vector_layout.for_cluster(client, plugin=True)
     done = load_state(client, corpus, LoadOptions(namespace=connection.namespace, meaning=meaning, plugin=True))
     assert done.outcome == "indexed" and done.index is not None, done
     return connection
@@ -190,23 +192,23 @@ def asking(
     index on this node and on the node of the plugin before (each None: not asked)."""
     sides: dict[str, Callable[[str, str], object]] = {}
     if plugged is not None:
-        through = ClusterEngine(plugged)
-        sides["plugin"] = lambda question, by: through.ask(corpus.state, question, 8, by)
+        through = OpenSearchEngine(plugged)
+        sides["plugin"] = lambda question, by: through.ask(Request(corpus.state, question, Way(by), 8))
     if before is not None:
-        former = ClusterEngine(before)
-        sides["plugin, before"] = lambda question, by: former.ask(corpus.state, question, 8, by)
+        former = OpenSearchEngine(before)
+        sides["plugin, before"] = lambda question, by: former.ask(Request(corpus.state, question, Way(by), 8))
     if connection is not None:
-        engine = ClusterEngine(connection)
-        sides["windows"] = lambda question, by: engine.ask(corpus.state, question, 8, by)
+        engine = OpenSearchEngine(connection)
+        sides["windows"] = lambda question, by: engine.ask(Request(corpus.state, question, Way(by), 8))
     if in_process:
-        sides["in process"] = lambda question, by: rank.answer(corpus, question, 8, by)
+        sides["in process"] = lambda question, by: rank.answer(corpus, Request(corpus.state, question, Way(by), 8))
 
     def whole(question: str) -> object:
         """Hybrid as it was before its windows: both rankings whole (the first window the state's size)."""
         kept = vectors.HYBRID_WINDOW
         vectors.HYBRID_WINDOW = len(corpus.laws)
         try:
-            return engine.ask(corpus.state, question, 8, "hybrid")
+            return engine.ask(Request(corpus.state, question, Way.hybrid, 8))
         finally:
             vectors.HYBRID_WINDOW = kept
 

@@ -46,7 +46,7 @@ _ROAD = ("hydrant", "pedestrian", "crosswalk", "intersection", "motorcycle", "re
 _LOAD = """
 import resource, sys, time
 from pathlib import Path
-from indexer.opensearch.read import vectors
+from indexer.opensearch.cluster import vector_layout as vectors
 vectors.for_cluster = lambda client: None  # words only (the module docstring says why)
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.write.load import load
@@ -60,7 +60,7 @@ print(f"{result.outcome} in {time.perf_counter() - started:.1f} s, peak "
 _SEAL = """
 import json, statistics, sys, time
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 engine = OpenSearchEngine(Connection.from_env())
 questions = json.loads(sys.argv[1])
 checked = OpenSearchEngine.refuse_altered

@@ -39,10 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.serve import LAWINDEX, percentile, round_of, stop_serve
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request
 from tests import synthetic
 
 
@@ -136,7 +137,7 @@ def rollbacks(connection: Connection, env: dict[str, str], old: Corpus, new: Cor
         while not stop.is_set():
             question = rng.choice(questions)
             try:
-                got = [(hit.law.id, hit.score) for hit in engine.ask("TX", question).hits]
+                got = [(hit.law.id, hit.score) for hit in engine.ask(Request("TX", question)).hits]
             except Exception as error:  # counted, and said: there must be none
                 message = f"{type(error).__name__}: {error}"[:200]
                 with guard:

@@ -23,10 +23,12 @@ import uuid
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import RANKED_FIELD, terms_query
-from indexer.opensearch.read.query import OpenSearchEngine, _expand, plugin_query
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.opensearch.read.query import _expand, plugin_query
 from indexer.opensearch.write import mappings
 from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import Law
+from indexer.retrieval.request import Request
 from indexer.retrieval.spelling import Vocabulary
 from indexer.retrieval.statistics import count
 from indexer.retrieval.words import words
@@ -104,13 +106,13 @@ def ask_against_window(plugged: OpenSearchEngine, window: OpenSearchEngine, ques
     window_ms: list[float] = []
     second = 0
     for question in questions[:200]:
-        plugged.ask("TX", question)
-        window.ask("TX", question)
+        plugged.ask(Request("TX", question))
+        window.ask(Request("TX", question))
     for number, question in enumerate(questions):
         pair = ((plugged, plugin_ms), (window, window_ms))
         for engine, into in pair if number % 2 == 0 else pair[::-1]:
             began = time.perf_counter()
-            answer = engine.ask("TX", question)
+            answer = engine.ask(Request("TX", question))
             into.append((time.perf_counter() - began) * 1000)
             if engine is plugged and answer.window is not None and len(answer.window.sizes) > 1:
                 second += 1

@@ -329,7 +329,7 @@ def main() -> None:
     env = {"OPENSEARCH_URL": connection.url, "LAWINDEX_NAMESPACE": connection.namespace}
     try:
         alias = alias_of("TX", connection.namespace)
-        from indexer.opensearch.read.query import OpenSearchEngine
+        from indexer.opensearch.read.engine import OpenSearchEngine
 
         stats = OpenSearchEngine(connection).statistics("TX")
         # Questions with at least one term: a raw bool of no clauses would match every law, while the

@@ -34,11 +34,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus
+from indexer.retrieval.request import Request
 from tests import synthetic
 
 STATES = 50
@@ -122,7 +123,7 @@ def run_phase(
             state, question = rng.choice(questions)
             began = time.perf_counter()
             try:
-                answer = engine.ask(state, question)
+                answer = engine.ask(Request(state, question))
             except Exception as error:
                 with lock:
                     phase.errors.append(f"ask {state} {question!r}: {type(error).__name__}: {error}")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import errno
+import functools
+import inspect
 import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -44,7 +47,8 @@ def emit_line(line: str, flush: bool = True) -> None:
         sys.stdout.flush()
 
 
-# Connection options, shared by every command that talks to OpenSearch so a user learns them once.
+# The connection options, written once: `connection_options` adds them to every command that talks to OpenSearch,
+# so a user learns them once.
 UrlOption = Annotated[
     str | None,
     typer.Option(
@@ -63,14 +67,85 @@ TimeoutOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object a line on stdout")]
 
+Command = TypeVar("Command", bound=Callable[..., Any])
 
-def connect(url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None) -> Connection:
-    """The Connection the options describe; users and passwords come only from the environment."""
-    from indexer.opensearch.cluster.connection import Connection
 
-    if insecure:
-        typer.echo("warning: --insecure: TLS certificates are not verified", err=True)
-    return Connection.from_env(url, ca_certs=ca_certs, insecure=insecure, timeout=timeout)
+def _with_options(
+    command: Command, replaced: str, added: list[inspect.Parameter], made: Callable[[dict[str, Any]], Any]
+) -> Command:
+    """`command` whose parameter `replaced` becomes the options `added` (at the end of its signature, which typer
+    reads): the command is handed `made(<the options' values by name>)` in its place."""
+    signature = inspect.signature(command, eval_str=True)
+    kept = [one for one in signature.parameters.values() if one.name != replaced]
+    names = [one.name for one in added]
+
+    @functools.wraps(command)
+    def with_options(*args: Any, **kwargs: Any) -> Any:
+        return command(*args, **{replaced: made({name: kwargs.pop(name) for name in names})}, **kwargs)
+
+    with_options.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+    with_options.__annotations__ = {one.name: one.annotation for one in [*kept, *added]}
+    del with_options.__wrapped__  # typer reads the signature above, not the command's own
+    return with_options  # type: ignore[return-value]
+
+
+def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def fusion_options(command: Command) -> Command:
+    """`command` with an option for each of the fusion's parameters (`--rrf-k`, `--words-weight`,
+    `--meaning-weight`: contract/request.json's, named there once), handed to it as one mapping `fusion`
+    (name -> the value given, None when not given), for indexer.retrieval.request to check: a parameter the
+    way does not take is refused, and a range's message is the contract's, on every path."""
+    from indexer.retrieval.request import FUSION, parameter
+
+    kinds = {"integer": int, "weight": float}
+    added = []
+    for name in FUSION:
+        rule = parameter(name)
+        option = typer.Option(
+            f"--{name.replace('_', '-')}",
+            help=f"The fusion's {name} (--by {' or '.join(rule['ways'])} only) [default: {rule['default']}]",
+            show_default=False,
+        )
+        added.append(_option(name, Annotated[kinds[rule["type"]] | None, option], None))
+    return _with_options(command, "fusion", added, lambda given: given)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where a command finds OpenSearch: the connection options as given (users and passwords come only from
+    the environment)."""
+
+    url: str | None = None
+    ca_certs: str | None = None
+    insecure: bool = False
+    timeout: float | None = None
+
+    def connect(self) -> Connection:
+        """The Connection the options describe (a warning on stderr with --insecure, every use)."""
+        from indexer.opensearch.cluster.connection import Connection
+
+        if self.insecure:
+            typer.echo("warning: --insecure: TLS certificates are not verified", err=True)
+        return Connection.from_env(self.url, ca_certs=self.ca_certs, insecure=self.insecure, timeout=self.timeout)
+
+
+# A command's own default for its `cluster` parameter (connection_options always hands it the options given).
+NO_OPTIONS = Cluster()
+
+
+def connection_options(command: Command) -> Command:
+    """`command` with the connection options (`--url`, `--ca-certs`, `--insecure`, `--timeout`), handed to it as
+    one `cluster: Cluster`: the options of every command that talks to OpenSearch, written once."""
+    added = [
+        _option("url", UrlOption, None),
+        _option("ca_certs", CaCertsOption, None),
+        _option("insecure", InsecureOption, False),
+        _option("timeout", TimeoutOption, None),
+    ]
+    return _with_options(command, "cluster", added, lambda given: Cluster(**given))
 
 
 class OutputFailed(Exception):

@@ -11,18 +11,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
-    TimeoutOption,
-    UrlOption,
-    connect,
+    NO_OPTIONS,
+    Cluster,
+    connection_options,
     emit_json,
     emit_line,
+    fusion_options,
     reporting,
 )
 from indexer.cli.application import app
 from indexer.errors import LawindexError
-from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, RRF_K_MAX, WORDS_WEIGHT
+from indexer.retrieval.request import DEFAULT_WAY, RETRIEVED_LAWS, Way
 
 if TYPE_CHECKING:
     from indexer.retrieval.answers import Answer, Reached
@@ -31,28 +30,9 @@ if TYPE_CHECKING:
     from indexer.service.engines import Engine
 
 
-# A question is at most 2,000 characters (indexer.service.engines), 8,000 bytes of UTF-8; a line far past that
+# A question is at most 2,000 characters (contract/request.json), 8,000 bytes of UTF-8; a line far past that
 # is not a question, and no line is read past this bound.
 MAX_LINE_BYTES = 1 << 16
-
-
-class Way(StrEnum):
-    """The ways `--by` accepts (indexer.retrieval.meaning.WAYS)."""
-
-    words = "words"
-    meaning = "meaning"
-    hybrid = "hybrid"
-
-
-# The fusion of `--by hybrid` (indexer.retrieval.meaning), its defaults kept in indexer.retrieval.answers.
-RrfKOption = Annotated[int, typer.Option("--rrf-k", min=1, max=RRF_K_MAX, help="The k of the fusion (--by hybrid).")]
-WordsWeightOption = Annotated[
-    float, typer.Option("--words-weight", min=0.0, help="The words ranking's weight in the fusion (--by hybrid).")
-]
-MeaningWeightOption = Annotated[
-    float,
-    typer.Option("--meaning-weight", min=0.0, help="The meaning ranking's weight in the fusion (--by hybrid)."),
-]
 
 
 class EngineName(StrEnum):
@@ -148,12 +128,10 @@ CorporaOption = Annotated[
 ]
 
 
-def engine_for(
-    name: EngineName, corpora: Path, url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None
-) -> "Engine":
+def engine_for(name: EngineName, corpora: Path, cluster: Cluster) -> "Engine":
     from indexer.service.engines import engine
 
-    connection = connect(url, ca_certs, insecure, timeout) if name is EngineName.opensearch else None
+    connection = cluster.connect() if name is EngineName.opensearch else None
     return engine(name.value, corpora=corpora, connection=connection)
 
 
@@ -167,6 +145,8 @@ def _print_law(law: "Law", as_json: bool) -> None:
 
 
 @app.command()
+@connection_options
+@fusion_options
 def ask(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX or MD.")],
     question: Annotated[
@@ -182,7 +162,7 @@ def ask(
         str | None, typer.Option("--family", help="Instead of a question: the process rows of family KEY, in order.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a question, one a line.")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="How many laws at most.")] = 8,
+    limit: Annotated[int, typer.Option("--limit", help="How many laws at most (1 to 100).")] = RETRIEVED_LAWS,
     explain: Annotated[
         bool,
         typer.Option(
@@ -198,14 +178,9 @@ def ask(
             help="words: the spec's BM25; meaning: every row by cosine with the question; hybrid: weighted"
             " reciprocal-rank fusion of the two full rankings (docs/meaning.md).",
         ),
-    ] = Way.words,
-    rrf_k: RrfKOption = RRF_K,
-    words_weight: WordsWeightOption = WORDS_WEIGHT,
-    meaning_weight: MeaningWeightOption = MEANING_WEIGHT,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    ] = DEFAULT_WAY,
+    fusion: "dict[str, object] | None" = None,  # --rrf-k, --words-weight, --meaning-weight (fusion_options)
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """The laws of STATE that best answer QUESTION: its words on one line, then one law a line (id  law).
 
@@ -219,11 +194,11 @@ def ask(
 
         if sum(given is not None for given in (question, from_file, family)) != 1:
             raise BadInput("give one of QUESTION, --from FILE or --family KEY")
-        from indexer.retrieval.answers import check_fusion
+        from indexer.retrieval.request import Request
 
-        check_fusion(rrf_k, words_weight, meaning_weight)
-        fusion = (rrf_k, words_weight, meaning_weight)
-        chosen = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout)
+        # Checked once, before any question (a --from batch's questions are each this request's question).
+        asking = Request.of(state, "", {"by": by, "limit": limit, **(fusion or {})})
+        chosen = engine_for(engine_name, corpora, cluster)
         if family is not None:
             rows = chosen.family(state, family)
             if not rows:
@@ -232,7 +207,7 @@ def ask(
                 _print_law(law, as_json)
             return
         if question is not None:
-            answer = chosen.ask(state, question, limit, by.value, *fusion)
+            answer = chosen.ask(asking.but(question=question))
             _print(answer, as_json, chosen.explain(answer) if explain else None)
             return
     failed = 0
@@ -245,7 +220,7 @@ def ask(
             try:
                 if isinstance(asked, LawindexError):
                     raise asked
-                answer = chosen.ask(state, asked, limit, by.value, *fusion)
+                answer = chosen.ask(asking.but(question=asked))
             except LawindexError as error:
                 # One question that fails does not end the batch: it is reported, and the batch goes on.
                 failed = max(failed, error.exit_code)
@@ -265,20 +240,18 @@ def ask(
 
 
 @app.command()
+@connection_options
 def get(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX or MD.")],
     law_id: Annotated[str, typer.Argument(metavar="ID", help="The law's id, like MD-S01.")],
     engine_name: EngineOption = EngineName.opensearch,
     corpora: CorporaOption = Path("corpora"),
     as_json: Annotated[bool, typer.Option("--json", help="The law as one JSON object.")] = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Print one law of STATE by its id."""
     with reporting():
-        law = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout).get(state, law_id)
+        law = engine_for(engine_name, corpora, cluster).get(state, law_id)
     if as_json:
         _print_law(law, True)
         return

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
+    NO_OPTIONS,
+    Cluster,
     JsonOption,
-    TimeoutOption,
-    UrlOption,
+    connection_options,
     emit_json,
+    fusion_options,
     reporting,
 )
 from indexer.cli.application import app
@@ -21,13 +21,9 @@ from indexer.cli.ask import (
     CorporaOption,
     EngineName,
     EngineOption,
-    MeaningWeightOption,
-    RrfKOption,
-    Way,
-    WordsWeightOption,
     engine_for,
 )
-from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
+from indexer.retrieval.request import Way
 
 if TYPE_CHECKING:
     from indexer.service.engines import Engine
@@ -110,6 +106,8 @@ def _print_report(report: "Report") -> None:
 
 
 @app.command("eval")
+@connection_options
+@fusion_options
 def eval_command(
     qrels: Annotated[
         Path, typer.Argument(help="Judged questions: JSON lines {state, question, relevant: [ids]}, or TREC qrels.")
@@ -120,9 +118,7 @@ def eval_command(
     by: Annotated[
         list[Way] | None, typer.Option("--by", help="A way to evaluate; repeat for several [default: all three].")
     ] = None,
-    rrf_k: RrfKOption = RRF_K,
-    words_weight: WordsWeightOption = WORDS_WEIGHT,
-    meaning_weight: MeaningWeightOption = MEANING_WEIGHT,
+    fusion: "dict[str, object] | None" = None,  # --rrf-k, --words-weight, --meaning-weight (fusion_options)
     split: Annotated[
         Split | None, typer.Option("--split", help="Only the judged questions of this half (their 'split').")
     ] = None,
@@ -140,10 +136,7 @@ def eval_command(
         typer.Option("--run", help="Write each way's TREC run to FILE (FILE.<way> with several ways)."),
     ] = None,
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Recall@8, MRR@8 and nDCG@8 of each way, overall and per state; wins and losses between the ways, and
     whether each difference is more than chance (paired randomization and t tests); with --against, each
@@ -151,7 +144,7 @@ def eval_command(
     reached."""
     with reporting():
         from indexer.errors import BadInput
-        from indexer.retrieval.answers import check_fusion
+        from indexer.retrieval.request import Fusion, check_taken
         from indexer.service.eval import (
             against,
             evaluate,
@@ -163,12 +156,14 @@ def eval_command(
             trec_run,
         )
 
-        check_fusion(rrf_k, words_weight, meaning_weight)
-        ways = [way.value for way in (by or list(Way))]
+        ways = list(dict.fromkeys(by or list(Way)))
+        if Way.hybrid not in ways:
+            check_taken(ways[0], fusion or {})  # a fusion given for no way that takes it is refused
+        fused = Fusion.of(fusion or {})
         judged = of_split(read_judged(qrels, questions), None if split is None else split.value)
-        engine = engine_for(engine_name, corpora, url, ca_certs, insecure, timeout)
+        engine = engine_for(engine_name, corpora, cluster)
         _check_relevant(engine, judged, qrels)
-        report = evaluate(engine, judged, list(dict.fromkeys(ways)), rrf_k, words_weight, meaning_weight)
+        report = evaluate(engine, judged, ways, fused)
         compared = None if earlier is None else against(report, earlier)
         if run is not None:
             for way in report.ways:

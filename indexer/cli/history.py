@@ -6,12 +6,10 @@ from typing import Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
+    NO_OPTIONS,
+    Cluster,
     JsonOption,
-    TimeoutOption,
-    UrlOption,
-    connect,
+    connection_options,
     emit_json,
     reporting,
 )
@@ -19,13 +17,11 @@ from indexer.cli.application import app
 
 
 @app.command()
+@connection_options
 def history(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX.")],
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """List a state's kept generations, newest first (the serving one marked), then its loads and rollbacks.
 
@@ -40,7 +36,7 @@ def history(
 
     with reporting():
         code = state_code(state)
-        connection = connect(url, ca_certs, insecure, timeout)
+        connection = cluster.connect()
         with errors_translated(connection):
             found = read(connection.client(), code, connection.namespace)
     if as_json:
@@ -86,6 +82,7 @@ def history(
 
 
 @app.command()
+@connection_options
 def rollback(
     state: Annotated[str, typer.Argument(help="The state's USPS code, like TX.")],
     to: Annotated[
@@ -100,10 +97,7 @@ def rollback(
         float, typer.Option("--wait", help="Seconds to wait for a load of the same state to end", min=0)
     ] = 120.0,
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Serve a kept generation of a state again: its seal and ownership checked, the alias swapped in one
     call under the state's lock, the rollback recorded. Only an intact generation of that state is ever
@@ -115,7 +109,7 @@ def rollback(
 
     with reporting(), stopping_on_signals() as stop:
         code = state_code(state)
-        connection = connect(url, ca_certs, insecure, timeout)
+        connection = cluster.connect()
         with errors_translated(connection):
             done = back(connection.client(), code, connection.namespace, to, wait=wait, stop=stop)
     if as_json:

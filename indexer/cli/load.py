@@ -10,12 +10,10 @@ from typing import Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
+    NO_OPTIONS,
+    Cluster,
     JsonOption,
-    TimeoutOption,
-    UrlOption,
-    connect,
+    connection_options,
     emit_json,
     reporting,
 )
@@ -23,6 +21,7 @@ from indexer.cli.application import app
 
 
 @app.command()
+@connection_options
 def load(
     directory: Annotated[Path, typer.Argument(help="Folder of <STATE>.jsonl corpus files")],
     state: Annotated[list[str] | None, typer.Option("--state", help="Load only this state (repeatable)")] = None,
@@ -74,10 +73,7 @@ def load(
         ),
     ] = 2,
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Load each state's corpus into its own index behind the alias lawindex-<state>, swapped atomically.
 
@@ -95,7 +91,7 @@ def load(
     from indexer.retrieval.vector_store import VectorStore
 
     with reporting(), stopping_on_signals() as stop:
-        connection = connect(url, ca_certs, insecure, timeout)
+        connection = cluster.connect()
         corpora = read_corpora(directory, state, kept=False)  # every file checked, each read again to load
         show_bars = not as_json and not dry_run and sys.stderr.isatty()
         bars = Progress(
@@ -160,12 +156,10 @@ def _reported_as_json(as_json: bool, dry_run: bool) -> Iterator[None]:
 
 
 @app.command()
+@connection_options
 def status(
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """List each loaded state: alias, index, counts, corpus hash, load time, and the path `ask` takes
     (plugin: the lawindex plugin's query; window: Lucene's BM25, re-scored and proven)."""
@@ -176,7 +170,7 @@ def status(
     from indexer.opensearch.read.status import status as states
 
     with reporting():
-        connection = connect(url, ca_certs, insecure, timeout)
+        connection = cluster.connect()
         fit = cluster_fit(connection.client())
         rows = states(connection, fit)
     typer.echo(fit.describe(), err=True)

@@ -1,13 +1,14 @@
 """`lawindex serve`: the HTTP service, on the same engine and with the same JSON as `lawindex ask --json`."""
 
 import signal
+from dataclasses import asdict
 from enum import StrEnum
 from types import FrameType
 from typing import Annotated
 
 import typer
 
-from indexer.cli._common import CaCertsOption, InsecureOption, TimeoutOption, UrlOption, connect, reporting
+from indexer.cli._common import NO_OPTIONS, Cluster, connection_options, reporting
 from indexer.cli.application import app
 
 
@@ -23,16 +24,14 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 
 
 @app.command()
+@connection_options
 def serve(
     host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The port to listen on.")] = 8077,
     workers: Annotated[
         int, typer.Option("--workers", min=1, max=64, help="Worker processes, each with its own engine.")
     ] = 1,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
     header_timeout: Annotated[
         float,
         typer.Option("--header-timeout", min=0.1, help="Seconds a request's headers may take to arrive."),
@@ -94,7 +93,7 @@ def serve(
             header_timeout=header_timeout, body_timeout=body_timeout, max_connections=max_connections,
             max_in_flight=max_in_flight,
         )  # fmt: skip
-        connection = connect(url, ca_certs, insecure, timeout)
+        connection = cluster.connect()
         check_address(host, port)
         open_files_for(limits)
         typer.echo(
@@ -107,7 +106,7 @@ def serve(
             host=host,
             port=port,
             workers=workers,
-            settings={"url": url, "ca_certs": ca_certs, "insecure": insecure, "timeout": timeout},
+            settings=asdict(cluster),
             limits=limits,
             observing=Observing(metrics=metrics, log_format=log_format.value, log_questions=log_questions),
         )

@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from indexer.cli._common import (
-    CaCertsOption,
-    InsecureOption,
+    NO_OPTIONS,
+    Cluster,
     JsonOption,
-    TimeoutOption,
-    UrlOption,
-    connect,
+    connection_options,
     emit_json,
     reporting,
 )
@@ -27,6 +25,7 @@ if TYPE_CHECKING:
 
 
 @app.command()
+@connection_options
 def verify(
     states: Annotated[list[str] | None, typer.Argument(help="States to verify [default: every corpus file]")] = None,
     from_file: Annotated[
@@ -34,10 +33,7 @@ def verify(
     ] = None,
     corpora: Annotated[Path, typer.Option("--corpora", help="Folder of <STATE>.jsonl corpus files")] = Path("corpora"),
     as_json: JsonOption = False,
-    url: UrlOption = None,
-    ca_certs: CaCertsOption = None,
-    insecure: InsecureOption = False,
-    timeout: TimeoutOption = None,
+    cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
     """Check that `ask` on OpenSearch returns the reference scorer's top 8 for every question.
 
@@ -52,13 +48,13 @@ def verify(
     from rich.console import Console
 
     from indexer.errors import DamagedIndex, Disagreement
-    from indexer.opensearch.read.query import OpenSearchEngine
+    from indexer.opensearch.read.engine import OpenSearchEngine
     from indexer.opensearch.verify import read_questions
     from indexer.opensearch.verify import verify as run
     from indexer.retrieval.corpus import read_corpora
 
     with reporting():
-        connection = connect(url, ca_certs, insecure, timeout)
+        connection = cluster.connect()
         chosen = read_corpora(corpora, states or None)
         questions = read_questions(from_file) if from_file is not None else None
         engine = OpenSearchEngine(connection)

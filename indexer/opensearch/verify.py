@@ -1,6 +1,6 @@
 """`lawindex verify`: every question through three engines, and where they part.
 
-For each question of a state: the exact `ask` on OpenSearch (`read.query.OpenSearchEngine`), OpenSearch's
+For each question of a state: the exact `ask` on OpenSearch (`read.engine.OpenSearchEngine`), OpenSearch's
 own ranking (its top 8 by `_score`, equal scores in corpus order), and the reference scorer on the corpus
 file (`indexer.retrieval.reference`). The exact `ask` must give the reference's top 8, ids, order and scores, every
 time: one difference is a Disagreement (exit 7). OpenSearch's own ranking is reported beside it, with the
@@ -39,13 +39,13 @@ from indexer.opensearch.cluster.connection import alias_of, errors_translated
 from indexer.opensearch.cluster.schema import terms_query
 from indexer.opensearch.trust import ownership
 from indexer.retrieval import reference, scoring
-from indexer.retrieval.answers import RETRIEVED_LAWS
 from indexer.retrieval.corpus import Corpus
 from indexer.retrieval.reference import Statistics
+from indexer.retrieval.request import RETRIEVED_LAWS
 from indexer.retrieval.words import ranked
 
 if TYPE_CHECKING:
-    from indexer.opensearch.read.query import OpenSearchEngine
+    from indexer.opensearch.read.engine import OpenSearchEngine
 
 # Largest relative error of the Lucene mode against `_score` that is still "float32 rounding": a unit in
 # the last place of a float is at most 2^-23 of it. The Lucene mode is bit-exact where it is right (0.0 on
@@ -330,7 +330,7 @@ def verify_state(
         report.questions += 1
         truth = reference.ask(corpus, question)
         want = Ranking(tuple(truth.ids()), tuple(hit.score for hit in truth.hits))
-        answer = engine.ask(state, question)
+        answer = engine.words.ask(state, question)
         got = Ranking(tuple(answer.ids()), tuple(hit.score for hit in answer.hits))
         window = answer.window
         if window is not None and window.widened:

@@ -13,6 +13,7 @@ __all__ = [
     "lexicon",
     "meaning",
     "reference",
+    "request",
     "scoring",
     "spelling",
     "statistics",

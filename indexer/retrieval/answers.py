@@ -15,39 +15,6 @@ import orjson
 
 from indexer.retrieval.corpus import Law
 
-# How many laws a question is answered from: enough that a paraphrase still reaches its law, few
-# enough that the model is not reading a chapter. The spec's RETRIEVED_LAWS.
-RETRIEVED_LAWS = 8
-# The weighted reciprocal-rank fusion of `--by hybrid` (indexer.retrieval.meaning; docs/fusion.md): a row's
-# score is WORDS_WEIGHT/(RRF_K + words rank) + MEANING_WEIGHT/(RRF_K + meaning rank). The ONE place of the
-# defaults (the plugin mirrors them; a test holds the two equal). Chosen on the tuning half of eval/handbook.jsonl
-# only (eval/README.md, "Choosing the fusion"): a grid of k in {1, 2, 5, 10, 20, 30, 40, 60, 100} and meaning
-# weights 0.5 to 8 (words 1), the best recall@8 (0.936; meaning alone 0.919, k = 60 with 1/1 0.783), ties broken
-# by nDCG@8 (0.811); a finer grid shows a plateau of 0.936 over k 3..12 and weights 3..5, this in its middle.
-# On the held-out half: recall@8 0.878 (meaning 0.867, words 0.767, p = 0.03 against words). With k = 60 and
-# weights 1/1 words' misses pulled meaning's hits down (held-out 0.784); a small k with meaning weighed 4 lets
-# words reorder meaning's head (a law at words rank 1 gains 1/6) without pushing meaning's hits out.
-RRF_K = 5
-WORDS_WEIGHT = 1.0
-MEANING_WEIGHT = 4.0
-# The ranges every path accepts (a 4xx / exit 2 naming the parameter outside them).
-RRF_K_MAX = 10_000
-
-
-def check_fusion(rrf_k: int, words_weight: float, meaning_weight: float) -> None:
-    """Nothing, or BadInput naming the fusion parameter out of range: `rrf_k` 1..RRF_K_MAX, each weight a
-    finite number >= 0, not both 0."""
-    from indexer.errors import BadInput
-
-    if isinstance(rrf_k, bool) or not isinstance(rrf_k, int) or not 1 <= rrf_k <= RRF_K_MAX:
-        raise BadInput(f"rrf_k: the RRF k must be 1..{RRF_K_MAX}, got {rrf_k!r}")
-    for name, weight in (("words_weight", words_weight), ("meaning_weight", meaning_weight)):
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
-            raise BadInput(f"{name}: a weight must be a finite number >= 0, got {weight!r}")
-    if words_weight == 0 and meaning_weight == 0:
-        raise BadInput("words_weight, meaning_weight: the two weights cannot both be 0")
-
-
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})  # a shared default: read-only, so never changed
 
 

@@ -46,37 +46,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from indexer.errors import BadInput
 from indexer.observe import timed
-from indexer.retrieval.answers import (
-    MEANING_WEIGHT,
-    RETRIEVED_LAWS,
-    RRF_K,
-    WORDS_WEIGHT,
-    Answer,
-    Hit,
-    Reached,
-    check_fusion,
-)
+from indexer.retrieval.answers import Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, Law
 from indexer.retrieval.embedding import Embedder, Vectors, cosines, default_embedder, row_text
+from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 from indexer.retrieval.statistics import PerSequence
-
-WAYS = ("words", "meaning", "hybrid")
-
-
-def check_way(
-    by: str, rrf_k: int = RRF_K, words_weight: float = WORDS_WEIGHT, meaning_weight: float = MEANING_WEIGHT
-) -> None:
-    """Nothing, or BadInput for a way not in WAYS or a fusion parameter out of range (answers.check_fusion)."""
-    if by not in WAYS:
-        raise BadInput(f"unknown way {by!r}", hint=f"use one of: {', '.join(WAYS)}")
-    check_fusion(rrf_k, words_weight, meaning_weight)
 
 
 def meaning_order(scores: npt.NDArray[np.float64]) -> list[int]:
@@ -94,30 +73,7 @@ class Fused:
     meaning: int | None
 
 
-def score(
-    words_rank: int | None,
-    meaning_rank: int | None,
-    rrf_k: int,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> float:
-    """A row's fused score, added as `fuse` adds it (words part first, from 0.0; one division a part, as
-    the plugin's `weight / (double) (k + rank)`, bit-equal)."""
-    total = 0.0
-    if words_rank is not None:
-        total += float(words_weight) / (rrf_k + words_rank)
-    if meaning_rank is not None:
-        total += float(meaning_weight) / (rrf_k + meaning_rank)
-    return total
-
-
-def fuse(
-    words: Sequence[int],
-    meaning: Sequence[int],
-    rrf_k: int = RRF_K,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> list[Fused]:
+def fuse(words: Sequence[int], meaning: Sequence[int], fusion: Fusion = DEFAULT_FUSION) -> list[Fused]:
     """The rows of the two full rankings (row indexes, best first) by weighted reciprocal-rank fusion, best
     first, equal scores in corpus order (by index)."""
     words_rank = {index: rank for rank, index in enumerate(words, 1)}
@@ -125,7 +81,7 @@ def fuse(
     fused = []
     for index in sorted(words_rank.keys() | meaning_rank.keys()):
         w, m = words_rank.get(index), meaning_rank.get(index)
-        fused.append(Fused(index, score(w, m, rrf_k, words_weight, meaning_weight), w, m))
+        fused.append(Fused(index, fusion.score(w, m), w, m))
     fused.sort(key=lambda row: -row.score)  # stable: equal scores stay in index (corpus) order
     return fused
 
@@ -136,9 +92,7 @@ def proven(
     meaning: Sequence[int],
     rows: int,
     limit: int,
-    rrf_k: int,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> list[Fused] | None:
     """The first `limit` rows of the fusion of the full rankings whose first rows are `words` and `meaning`
     (row indexes, best first; `words_whole`: words' window is its whole ranking; `rows`: how many rows the
@@ -146,7 +100,7 @@ def proven(
     meaning_whole = len(meaning) >= rows
     words_rank = {index: rank for rank, index in enumerate(words, 1)}
     meaning_rank = {index: rank for rank, index in enumerate(meaning, 1)}
-    a, b = float(words_weight), float(meaning_weight)
+    a, b, rrf_k = fusion.words_weight, fusion.meaning_weight, fusion.rrf_k
     past_words = a / (rrf_k + len(words) + 1)  # at least any words part past the window
     past_meaning = b / (rrf_k + len(meaning) + 1)
     exact: list[Fused] = []
@@ -156,7 +110,7 @@ def proven(
         words_known = w is not None or words_whole
         meaning_known = m is not None or meaning_whole
         if words_known and meaning_known:
-            exact.append(Fused(index, score(w, m, rrf_k, a, b), w, m))
+            exact.append(Fused(index, fusion.score(w, m), w, m))
         elif w is not None:  # meaning not known: past its window
             bounds.append(a / (rrf_k + w) + past_meaning)
         else:  # in meaning's window only, words' window not whole: a words rank past it, or none
@@ -191,39 +145,32 @@ def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
     return vector
 
 
-def answer(
-    corpus: Corpus,
-    question: str,
-    limit: int = RETRIEVED_LAWS,
-    by: str = "words",
-    rrf_k: int = RRF_K,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> Answer:
-    """The reference engine's answer by `by`: words (the spec's BM25), meaning or hybrid, exact."""
+def answer(corpus: Corpus, request: Request) -> Answer:
+    """The reference engine's answer to `request` (its state's `corpus`): words (the spec's BM25), meaning or
+    hybrid, exact."""
     from indexer.retrieval import reference
 
-    check_way(by, rrf_k, words_weight, meaning_weight)
-    fusion = fusion_of(by, rrf_k, words_weight, meaning_weight)
-    if by == "words":
+    question, limit = request.question, request.limit
+    if request.way is Way.words:
         return reference.ask(corpus, question, limit)
     laws = corpus.laws
     stats = reference.statistics(laws)
     asked, terms = reference.expand(question, stats)
-    asked_vector = question_vector(question)
-    if not laws or not asked_vector.any():
-        # A question with nothing to embed is near no row: nothing, as a question of stopwords by words.
-        return Answer(corpus.state, question, asked, terms, [], by=by, **fusion, reached=[])
+    fields = request.answer_fields()
+    # A question with nothing to embed (no letter or digit: indexer.retrieval.request) is near no row: nothing,
+    # as a question of stopwords by words; nor is a question the embedder makes the zero vector of.
+    asked_vector = question_vector(question) if laws and request.embeddable else None
+    if asked_vector is None or not asked_vector.any():
+        return Answer(corpus.state, question, asked, terms, [], **fields, reached=[])
     scores = cosines(vectors(laws), asked_vector)
     by_meaning = meaning_order(scores)
     chosen: list[tuple[int, float, int | None, int | None]]
-    if by == "meaning":
+    if request.way is Way.meaning:
         chosen = [(index, float(scores[index]), None, rank) for rank, index in enumerate(by_meaning[:limit], 1)]
     else:
         by_words = [hit.order for hit in reference.top_hits(stats, laws, terms, len(laws))] if terms else []
         chosen = [
-            (row.index, row.score, row.words, row.meaning)
-            for row in fuse(by_words, by_meaning, rrf_k, words_weight, meaning_weight)[:limit]
+            (row.index, row.score, row.words, row.meaning) for row in fuse(by_words, by_meaning, request.fusion)[:limit]
         ]
     hits = []
     reached = []
@@ -232,11 +179,4 @@ def answer(
         tfs = {term: counts[term] for term in terms if counts.get(term)}
         hits.append(Hit(laws[index], value, index, tfs, stats.lengths[index]))
         reached.append(Reached(words_rank, meaning_rank, float(scores[index])))
-    return Answer(corpus.state, question, asked, terms, hits, by=by, **fusion, reached=reached)
-
-
-def fusion_of(by: str, rrf_k: int, words_weight: float, meaning_weight: float) -> dict[str, Any]:
-    """An Answer's fusion fields: the k and the weights for a hybrid answer, none for another way."""
-    if by != "hybrid":
-        return {}
-    return {"rrf_k": rrf_k, "weights": (float(words_weight), float(meaning_weight))}
+    return Answer(corpus.state, question, asked, terms, hits, **fields, reached=reached)

@@ -23,8 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from indexer.retrieval import scoring
-from indexer.retrieval.answers import RETRIEVED_LAWS, Answer, Hit
+from indexer.retrieval.answers import Answer, Hit
 from indexer.retrieval.corpus import Corpus, Law
+from indexer.retrieval.request import RETRIEVED_LAWS
 from indexer.retrieval.spelling import Vocabulary
 from indexer.retrieval.statistics import Counts, Pairs, PerSequence, count
 from indexer.retrieval.words import words

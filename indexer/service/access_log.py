@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from indexer.retrieval.request import Way
 from indexer.service.metrics import CONTENT_TYPE, CURRENT, Metrics, Record, route_of
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -44,7 +45,7 @@ LOG_FORMATS = ("text", "json")
 ASK_ROUTE = "/v1/states/{state}/ask"
 # A request id a client sends is kept when it is this short and plain (it goes into a header and a log line).
 _REQUEST_ID = re.compile(rb"[A-Za-z0-9._:/+=-]{1,128}")
-_WAYS = frozenset({"words", "meaning", "hybrid"})
+_WAYS = frozenset(Way)  # indexer.retrieval.request
 
 
 @dataclass(frozen=True)

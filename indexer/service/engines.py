@@ -1,8 +1,8 @@
-"""The engines a question can be asked of, behind one small interface: `engine(name).ask(...)`.
+"""The engines a question can be asked of, behind one small interface: `engine(name).ask(request)`.
 
 `reference` is the spec's BM25 in process over the corpus files (indexer.retrieval.reference); `opensearch` is
-the same ranking from the laws loaded into OpenSearch (indexer.opensearch.read.query). The CLI only ever calls
-`engine()`.
+the same ranking from the laws loaded into OpenSearch (indexer.opensearch.read.engine.OpenSearchEngine, which
+takes the same request). The CLI only ever calls `engine()`.
 """
 
 from __future__ import annotations
@@ -11,40 +11,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from indexer.errors import BadInput, NotFound
-from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer
+from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus, Law, parse_corpus, read_bytes, read_corpora, state_code
+from indexer.retrieval.request import Request, Way
 
 if TYPE_CHECKING:
-    from opensearchpy import OpenSearch
-
     from indexer.opensearch.cluster.connection import Connection
-    from indexer.opensearch.read.query import OpenSearchEngine
     from indexer.retrieval.explain import Contribution
     from indexer.retrieval.stored import StoredState
 
 ENGINES = ("reference", "opensearch")
 
-# A question is what a learner types on a phone. Past this it is a pasted document, refused rather
-# than cut: a cut question would be answered as a question nobody asked.
-MAX_QUESTION_CHARS = 2000
-MAX_LIMIT = 100
-
 
 class Engine(Protocol):
     """Answers a question about one state's laws."""
 
-    def ask(
-        self,
-        state: str,
-        question: str,
-        limit: int = RETRIEVED_LAWS,
-        by: str = "words",
-        rrf_k: int = RRF_K,
-        words_weight: float = WORDS_WEIGHT,
-        meaning_weight: float = MEANING_WEIGHT,
-    ) -> Answer:
-        """The best `limit` laws of `state` for `question`, best first (none for a question without words),
-        by words (the spec's BM25), meaning or hybrid (indexer.retrieval.meaning)."""
+    def ask(self, request: Request) -> Answer:
+        """The best `request.limit` laws of its state for its question, best first (none for a question without
+        words), by words (the spec's BM25), meaning or hybrid (indexer.retrieval.meaning)."""
         ...
 
     def family(self, state: str, key: str) -> list[Law]:
@@ -58,17 +42,6 @@ class Engine(Protocol):
     def get(self, state: str, law: str) -> Law:
         """The law of `state` whose id is `law`; BadInput when there is none."""
         ...
-
-
-def check_question(question: str, limit: int = RETRIEVED_LAWS) -> None:
-    """Nothing, or BadInput for a question over MAX_QUESTION_CHARS characters or a limit outside 1..100."""
-    if len(question) > MAX_QUESTION_CHARS:
-        raise BadInput(
-            f"the question has {len(question):,} characters, more than the {MAX_QUESTION_CHARS:,} accepted",
-            hint="ask a shorter question; it is not cut for you",
-        )
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadInput(f"the limit must be 1..{MAX_LIMIT}, got {limit}")
 
 
 class ReferenceEngine:
@@ -93,21 +66,12 @@ class ReferenceEngine:
             (self._corpora[code],) = read_corpora(self._directory, [code], fingerprint=False)
         return self._corpora[code]
 
-    def ask(
-        self,
-        state: str,
-        question: str,
-        limit: int = RETRIEVED_LAWS,
-        by: str = "words",
-        rrf_k: int = RRF_K,
-        words_weight: float = WORDS_WEIGHT,
-        meaning_weight: float = MEANING_WEIGHT,
-    ) -> Answer:
+    def ask(self, request: Request) -> Answer:
         """The spec's `bm25` answer, with the words and terms that reached it; or by meaning or hybrid."""
         from indexer.retrieval import reference
 
-        check_question(question, limit)
-        if by == "words":
+        state, question, limit = request.state, request.question, request.limit
+        if request.way is Way.words:
             found = self._stored_state(state)
             if found is not None:
                 from indexer.retrieval import stored
@@ -119,10 +83,9 @@ class ReferenceEngine:
                     self._stored[found.state] = None  # built from the file below, and stored again
                     self._store_built(found.state, found.raw_file)
             return reference.ask(self.corpus(state), question, limit)
-        from indexer.retrieval import meaning as rank
+        from indexer.retrieval import meaning
 
-        rank.check_way(by, rrf_k, words_weight, meaning_weight)
-        return rank.answer(self.corpus(state), question, limit, by, rrf_k, words_weight, meaning_weight)
+        return meaning.answer(self.corpus(state), request)
 
     def _stored_state(self, state: str) -> StoredState | None:
         """The state's stored statistics (read on its first question), or None: too small a file to be
@@ -174,55 +137,6 @@ class ReferenceEngine:
         raise NotFound(f"{state_code(state)} has no law {law!r}")
 
 
-class ClusterEngine:
-    """indexer.opensearch.read.query.OpenSearchEngine behind the same checks of question and limit as the reference."""
-
-    def __init__(self, connection: Connection) -> None:
-        from indexer.opensearch.read.query import OpenSearchEngine
-
-        self.engine: OpenSearchEngine = OpenSearchEngine(connection)
-
-    @property
-    def client(self) -> OpenSearch:
-        """The opensearch-py client the engine asks through (for requests that are not questions)."""
-        return self.engine.client
-
-    def ask(
-        self,
-        state: str,
-        question: str,
-        limit: int = RETRIEVED_LAWS,
-        by: str = "words",
-        rrf_k: int = RRF_K,
-        words_weight: float = WORDS_WEIGHT,
-        meaning_weight: float = MEANING_WEIGHT,
-    ) -> Answer:
-        """The spec's exact answer, from OpenSearch; or by meaning or hybrid, equal to the reference's."""
-        check_question(question, limit)
-        if by == "words":
-            return self.engine.ask(state, question, limit)
-        from indexer.opensearch.read import vectors
-        from indexer.retrieval import meaning as rank
-
-        rank.check_way(by, rrf_k, words_weight, meaning_weight)
-        return vectors.answer(self.engine, state, question, limit, by, rrf_k, words_weight, meaning_weight)
-
-    def explain(self, answer: Answer) -> list[list[Contribution]]:
-        """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,
-        not the statistics document fetched again for every question."""
-        from indexer.retrieval.explain import explain
-
-        return explain(answer, self.engine.cached_statistics(answer.state))
-
-    def family(self, state: str, key: str) -> list[Law]:
-        """The process rows of family `key`, in corpus order, from OpenSearch."""
-        return self.engine.family(state, key)
-
-    def get(self, state: str, law: str) -> Law:
-        """One law, from OpenSearch."""
-        return self.engine.get(state, law)
-
-
 def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection | None = None) -> Engine:
     """The engine called `name` (one of ENGINES); BadInput for any other name.
 
@@ -234,6 +148,7 @@ def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection
         return ReferenceEngine(corpora, stored=default_cache_dir() / "reference")
     if name == "opensearch":
         from indexer.opensearch.cluster.connection import Connection
+        from indexer.opensearch.read.engine import OpenSearchEngine
 
-        return ClusterEngine(connection or Connection.from_env())
+        return OpenSearchEngine(connection or Connection.from_env())
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import BadInput, CorpusError
-from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 from indexer.retrieval.corpus import state_code
+from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
     from indexer.service.engines import Engine
@@ -274,10 +274,8 @@ def _from_trec(path: Path, questions: Path | None) -> list[Judged]:
 def evaluate(
     engine: Engine,
     judged: Sequence[Judged],
-    ways: Sequence[str],
-    rrf_k: int = RRF_K,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
+    ways: Sequence[Way],
+    fusion: Fusion = DEFAULT_FUSION,
 ) -> Report:
     """Every judged question asked each way, and the measures, by ir-measures."""
     import ir_measures
@@ -291,11 +289,10 @@ def evaluate(
     asked: dict[str, list[Asked]] = {}
     overall: dict[str, dict[str, float]] = {}
     states: dict[str, dict[str, dict[str, float]]] = {}
-    for way in ways:
-        rows = [
-            Asked(engine.ask(one.state, one.question, DEPTH, way, rrf_k, words_weight, meaning_weight).ids())
-            for one in judged
-        ]
+    for asking in ways:
+        way = Way(asking).value
+        taken = fusion if way == Way.hybrid else DEFAULT_FUSION
+        rows = [Asked(engine.ask(Request(one.state, one.question, Way(way), DEPTH, taken)).ids()) for one in judged]
         asked[way] = rows
         run = run_of(judged, rows)
         by_query = {one.id: number for number, one in enumerate(judged)}
@@ -311,7 +308,7 @@ def evaluate(
                 measures, [q for q in qrels if q.query_id in ids], [r for r in run if r.query_id in ids]
             )
             states.setdefault(state, {})[way] = _named(aggregate)
-    return Report(tuple(ways), list(judged), asked, overall, states)
+    return Report(tuple(Way(way).value for way in ways), list(judged), asked, overall, states)
 
 
 def _named(aggregate: dict[Any, float]) -> dict[str, float]:

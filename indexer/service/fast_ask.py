@@ -12,10 +12,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from indexer.errors import LawindexError
-from indexer.retrieval.answers import (
-    RETRIEVED_LAWS,
-)
-from indexer.service.engines import ClusterEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.retrieval.request import FUSION, RETRIEVED_LAWS, Request
 from indexer.service.metrics import CURRENT, Record
 from indexer.service.output import (
     ErrorOut,
@@ -26,7 +24,7 @@ from indexer.service.responses import JSON_BYTES, RETRY_AFTER, internal_error, s
 
 _ASK_PATH = re.compile(r"/v1/states/([^/]+)/ask")
 _LIMIT = re.compile(r"[0-9]{1,3}")
-_FASTAPI_PARAMS = frozenset(("by", "rrf_k", "words_weight", "meaning_weight"))  # asked by meaning or hybrid
+_FASTAPI_PARAMS = frozenset(("by", *FUSION))  # asked by meaning or hybrid
 
 
 class FastAsk:
@@ -44,7 +42,7 @@ class FastAsk:
         from concurrent.futures import ThreadPoolExecutor
 
         self.app = app
-        self.engine: ClusterEngine = app.state.engine
+        self.engine: OpenSearchEngine = app.state.engine
         # Its own pool, handed work by the event loop directly: anyio's `to_thread.run_sync` (what FastAPI
         # uses) spent more of the loop's time per question, in its capacity limiter and cancel scopes, than
         # parsing the request did (py-spy). As many threads as anyio's default, so as many questions at once.
@@ -103,7 +101,7 @@ class FastAsk:
         """In a pool thread: the status and body of one question, handed to `answered` on the loop."""
         token = CURRENT.set(record)  # the request's OpenSearch time is added to it (indexer.service.metrics)
         try:
-            answer = self.engine.ask(state, question, limit)
+            answer = self.engine.ask(Request(state, question, limit=limit))
             parts = self.engine.explain(answer) if explain else None
             status, text = 200, answer_json(answer, parts)
             if record is not None:

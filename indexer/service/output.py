@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, RRF_K_MAX, WORDS_WEIGHT, answer_json
+from indexer.retrieval.answers import answer_json
 from indexer.retrieval.corpus import Law
+from indexer.retrieval.request import DEFAULT_WAY, FUSION, MAX_QUESTION_CHARS, Way, parameter
 
 if TYPE_CHECKING:
     from indexer.errors import LawindexError
@@ -43,7 +44,6 @@ __all__ = [
     "ReadyOut",
     "StateOut",
     "StatesOut",
-    "Way",
     "answer_json",
     "dumps",
 ]
@@ -57,13 +57,34 @@ class _Out(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
-# The ways a question can be asked (`--by`, `by=`; indexer.retrieval.meaning.WAYS).
-Way = Literal["words", "meaning", "hybrid"]
+# What each of a question's parameters is (their checks are contract/request.json's: indexer.retrieval.request).
 WAY_DESCRIPTION = (
     "words: the spec's BM25 (the default); meaning: every row by cosine with the question, process rows "
     "included; hybrid: weighted reciprocal-rank fusion of the two full exact rankings (rrf_k, words_weight, "
     "meaning_weight)"
 )
+
+
+DESCRIPTIONS = {
+    "by": WAY_DESCRIPTION,
+    "limit": "how many laws at most",
+    "rrf_k": "the k of the fusion (by=hybrid only)",
+    "words_weight": "the words weight of the fusion (by=hybrid only): 0 or a number from 1e-6 to 1e6; the two weights"
+    " not both 0",
+    "meaning_weight": "the meaning weight of the fusion (by=hybrid only): 0 or a number from 1e-6 to 1e6; the two"
+    " weights not both 0",
+}
+
+
+def schema_of(name: str) -> dict[str, Any]:
+    """The JSON schema of a question's parameter `name` (or `by`), from contract/request.json: its type, default
+    and range (a weight's range is 0 or [min, max], which a schema says in its description)."""
+    if name == "by":
+        return {"type": "string", "enum": [way.value for way in Way], "default": DEFAULT_WAY.value}
+    rule = parameter(name)
+    if rule["type"] == "integer":
+        return {"type": "integer", "minimum": rule["min"], "maximum": rule["max"], "default": rule["default"]}
+    return {"type": "number", "minimum": 0, "maximum": rule["max"], "default": rule["default"]}
 
 
 class ExplainPart(_Out):
@@ -113,7 +134,11 @@ class AnswerOut(_Out):
 
     state: str
     question: str
-    by: Literal["meaning", "hybrid"] | None = Field(default=None, description="absent for words (the default)")
+    by: str | None = Field(
+        default=None,
+        description="absent for words (the default)",
+        json_schema_extra={"enum": [way.value for way in Way if way is not DEFAULT_WAY]},
+    )
     rrf_k: int | None = Field(default=None, description="by hybrid only: the k of reciprocal-rank fusion")
     weights: WeightsOut | None = Field(default=None, description="by hybrid only: the fusion's weight of each way")
     words: list[str] = Field(description="words(question): the words that survived, in order")
@@ -126,7 +151,7 @@ class AnswerOut(_Out):
         return cls(
             state=answer.state,
             question=answer.question,
-            by=None if answer.by == "words" else answer.by,  # type: ignore[arg-type]
+            by=None if answer.by == DEFAULT_WAY else answer.by,
             rrf_k=answer.rrf_k,
             weights=None if answer.weights is None else WeightsOut(words=answer.weights[0], meaning=answer.weights[1]),
             words=answer.words,
@@ -231,18 +256,24 @@ class BatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Each question is checked as `ask` checks it (at most 2,000 characters; one over is an error object in
-    # its place, not a refusal of the batch).
-    questions: list[Annotated[str, Field(json_schema_extra={"maxLength": 2000})]] = Field(max_length=1000)
-    limit: int = Field(default=8, json_schema_extra={"minimum": 1, "maximum": 100})
+    # its place, not a refusal of the batch). The other parameters are checked by the contract's rules
+    # (indexer.retrieval.request), once for the batch: absent (None) is the default, and a parameter the way
+    # does not take is refused.
+    questions: list[Annotated[str, Field(json_schema_extra={"maxLength": MAX_QUESTION_CHARS})]] = Field(max_length=1000)
+    limit: int | None = Field(default=None, json_schema_extra=schema_of("limit"))
     explain: bool = False
-    by: Way = Field(default="words", description=WAY_DESCRIPTION)
-    rrf_k: int = Field(default=RRF_K, ge=1, le=RRF_K_MAX, description="the k of the fusion (by=hybrid)")
-    words_weight: float = Field(
-        default=WORDS_WEIGHT, ge=0, allow_inf_nan=False, description="the words weight of the fusion (by=hybrid)"
+    by: str | None = Field(default=None, description=WAY_DESCRIPTION, json_schema_extra=schema_of("by"))
+    rrf_k: int | None = Field(default=None, description=DESCRIPTIONS["rrf_k"], json_schema_extra=schema_of("rrf_k"))
+    words_weight: float | None = Field(
+        default=None, description=DESCRIPTIONS["words_weight"], json_schema_extra=schema_of("words_weight")
     )
-    meaning_weight: float = Field(
-        default=MEANING_WEIGHT, ge=0, allow_inf_nan=False, description="the meaning weight of the fusion (by=hybrid)"
+    meaning_weight: float | None = Field(
+        default=None, description=DESCRIPTIONS["meaning_weight"], json_schema_extra=schema_of("meaning_weight")
     )
+
+    def given(self) -> dict[str, object]:
+        """The question's parameters as the contract names them (None: not given)."""
+        return {name: getattr(self, name) for name in ("by", "limit", *FUSION)}
 
     @field_validator("questions")
     @classmethod

@@ -4,9 +4,11 @@ refusals, the probes, the two asks, the lookups), each route answering what the 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from fastapi import Body, FastAPI, Path, Query, Request
+from fastapi import Body, FastAPI, Path, Query
+from fastapi import Request as HttpRequest
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -17,20 +19,13 @@ from indexer.errors import (
     NotFound,
 )
 from indexer.opensearch.cluster.connection import Connection, errors_translated
-from indexer.retrieval.answers import (
-    MEANING_WEIGHT,
-    RETRIEVED_LAWS,
-    RRF_K,
-    RRF_K_MAX,
-    WORDS_WEIGHT,
-    Answer,
-    check_fusion,
-)
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import STATES, state_code
-from indexer.service.engines import MAX_LIMIT, MAX_QUESTION_CHARS, ClusterEngine, check_question
+from indexer.retrieval.request import FUSION, MAX_QUESTION_CHARS, Request, parameter
 from indexer.service.metrics import CURRENT
 from indexer.service.output import (
-    WAY_DESCRIPTION,
+    DESCRIPTIONS,
     AnswerOut,
     BatchIn,
     BatchOut,
@@ -42,10 +37,10 @@ from indexer.service.output import (
     ReadyOut,
     StateOut,
     StatesOut,
-    Way,
     answer_json,
     dumps,
     law_obj,
+    schema_of,
 )
 from indexer.service.responses import JSON, Refusal, error_response, internal_error, json_response, status_of
 
@@ -82,7 +77,7 @@ State = Annotated[
 def create_app(connection: Connection) -> FastAPI:
     """The service over `connection`: one engine, shared by every request of this process; its routes in
     the order the schema lists them."""
-    engine = ClusterEngine(connection)
+    engine = OpenSearchEngine(connection)
     app = FastAPI(
         title="lawindex",
         summary="A state's road laws that best answer a question, ranked exactly as the spec's bm25 ranks them.",
@@ -122,19 +117,19 @@ def _refusals(app: FastAPI) -> None:
     """Every error as one line of JSON: the library's, a refusal, bad parameters, no such route, a bug."""
 
     @app.exception_handler(LawindexError)
-    async def lawindex_error(_: Request, error: LawindexError) -> Response:
+    async def lawindex_error(_: HttpRequest, error: LawindexError) -> Response:
         return error_response(status_of(error), ErrorOut.of(error))
 
     @app.exception_handler(Refusal)
-    async def refusal(_: Request, error: Refusal) -> Response:
+    async def refusal(_: HttpRequest, error: Refusal) -> Response:
         return error_response(error.status, error.body)
 
     @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, error: RequestValidationError) -> Response:
+    async def bad_request(_: HttpRequest, error: RequestValidationError) -> Response:
         return error_response(400, ErrorOut(error=_validation_message(error), hint="see /docs for the parameters"))
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+    async def http_error(request: HttpRequest, error: StarletteHTTPException) -> Response:
         message = (
             f"no such endpoint: {request.url.path}"
             if error.status_code == 404
@@ -143,12 +138,12 @@ def _refusals(app: FastAPI) -> None:
         return error_response(error.status_code, ErrorOut(error=message, hint="see /docs for the endpoints"))
 
     @app.exception_handler(Exception)
-    async def bug(_: Request, error: Exception) -> Response:
+    async def bug(_: HttpRequest, error: Exception) -> Response:
         # A bug in lawindex: said so in one line, the traceback only in the server's log.
         return error_response(500, internal_error(error))
 
 
-def _probes(app: FastAPI, engine: ClusterEngine, connection: Connection) -> None:
+def _probes(app: FastAPI, engine: OpenSearchEngine, connection: Connection) -> None:
     """/healthz, /readyz and /v1/states."""
 
     @app.get("/healthz", response_model=HealthOut, summary="The process answers")
@@ -174,7 +169,7 @@ def _probes(app: FastAPI, engine: ClusterEngine, connection: Connection) -> None
         return json_response(StatesOut(states=rows).json_obj())
 
 
-def _ask_one(app: FastAPI, engine: ClusterEngine) -> None:
+def _ask_one(app: FastAPI, engine: OpenSearchEngine) -> None:
     """GET /v1/states/{state}/ask: what `lawindex ask --json` prints."""
 
     @app.get(
@@ -183,8 +178,10 @@ def _ask_one(app: FastAPI, engine: ClusterEngine) -> None:
         response_model_exclude_none=True,
         responses=_ERRORS,
         summary="The laws that best answer a question: what `lawindex ask --json` prints",
+        openapi_extra={"parameters": [_documented(name) for name in _ASKED]},
     )
     def ask(
+        request: HttpRequest,
         state: State,
         q: Annotated[
             str,
@@ -194,44 +191,54 @@ def _ask_one(app: FastAPI, engine: ClusterEngine) -> None:
                 json_schema_extra={"maxLength": MAX_QUESTION_CHARS},
             ),
         ],
-        limit: Annotated[
-            int,
-            Query(description="how many laws at most", json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT}),
-        ] = RETRIEVED_LAWS,
         explain: Annotated[
             bool, Query(description="each word's part of each score (and by meaning or hybrid its cosine)")
         ] = False,
-        by: Annotated[Way, Query(description=WAY_DESCRIPTION)] = "words",
-        rrf_k: Annotated[
-            int,
-            Query(
-                description="the k of the fusion (by=hybrid)",
-                json_schema_extra={"minimum": 1, "maximum": RRF_K_MAX},
-            ),
-        ] = RRF_K,
-        words_weight: Annotated[
-            float,
-            Query(
-                description="the words weight of the fusion (by=hybrid); the two weights not both 0",
-                json_schema_extra={"minimum": 0},
-            ),
-        ] = WORDS_WEIGHT,
-        meaning_weight: Annotated[
-            float,
-            Query(
-                description="the meaning weight of the fusion (by=hybrid); the two weights not both 0",
-                json_schema_extra={"minimum": 0},
-            ),
-        ] = MEANING_WEIGHT,
     ) -> Response:
-        check_fusion(rrf_k, words_weight, meaning_weight)
-        answer = engine.ask(state, q, limit, by, rrf_k, words_weight, meaning_weight)
+        answer = engine.ask(Request.of(state, q, _given(request.query_params)))
         parts = engine.explain(answer) if explain else None
         _answered(answer)
         return Response(answer_json(answer, parts).encode("utf-8"), media_type=JSON)
 
 
-def _ask_many(app: FastAPI, engine: ClusterEngine) -> None:
+# The question's parameters besides `q` (contract/request.json's names), read from the query string as given: the
+# contract's checks, not FastAPI's, say what is wrong with one (and one the way does not take is refused).
+_ASKED = ("limit", "by", *FUSION)
+_INTEGER = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _given(query: Mapping[str, str]) -> dict[str, object]:
+    """Each of the question's parameters in `query` by name, an integer's or a number's text parsed as JSON would
+    parse it (any other text is kept, and refused by the contract's check with it in the message)."""
+    given: dict[str, object] = {}
+    for name in _ASKED:
+        text = query.get(name)
+        if text is None or name == "by":
+            given[name] = text
+            continue
+        kind = parameter(name)["type"]
+        if kind == "integer" and _INTEGER.fullmatch(text):
+            given[name] = int(text)
+        elif kind == "weight" and _NUMBER.fullmatch(text):
+            given[name] = float(text)
+        else:
+            given[name] = text
+    return given
+
+
+def _documented(name: str) -> dict[str, Any]:
+    """One of the question's parameters as the OpenAPI schema lists it (its rule from the contract)."""
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": DESCRIPTIONS[name],
+        "schema": schema_of(name),
+    }
+
+
+def _ask_many(app: FastAPI, engine: OpenSearchEngine) -> None:
     """POST /v1/states/{state}/ask: several questions, answered in order."""
 
     @app.post(
@@ -243,17 +250,15 @@ def _ask_many(app: FastAPI, engine: ClusterEngine) -> None:
     )
     def ask_many(state: State, batch: Annotated[BatchIn, Body()]) -> Response:
         code = state_code(state)
-        check_question("", batch.limit)
+        asking = Request.of(code, "", batch.given())  # the batch's parameters, checked once for every question
         record = CURRENT.get()
         if record is not None:
-            record.way = batch.by
+            record.way = asking.way.value
         # Each element's JSON text, as `dumps({"answers": [...]})` would write it.
         answers: list[str] = []
         for question in batch.questions:
             try:
-                answer = engine.ask(
-                    code, question, batch.limit, batch.by, batch.rrf_k, batch.words_weight, batch.meaning_weight
-                )
+                answer = engine.ask(asking.but(question=question))
                 parts = engine.explain(answer) if batch.explain else None
             except LawindexError as error:
                 answers.append(
@@ -269,7 +274,7 @@ def _ask_many(app: FastAPI, engine: ClusterEngine) -> None:
         return Response(f'{{"answers": [{", ".join(answers)}]}}'.encode(), media_type=JSON)
 
 
-def _lookups(app: FastAPI, engine: ClusterEngine) -> None:
+def _lookups(app: FastAPI, engine: OpenSearchEngine) -> None:
     """A family's rows and one law by its id (in the path, or as ?id=)."""
 
     @app.get(
@@ -327,7 +332,7 @@ def _answered(answer: Answer) -> None:
         record.answered(answer)
 
 
-def _served_states(engine: ClusterEngine, connection: Connection) -> list[str]:
+def _served_states(engine: OpenSearchEngine, connection: Connection) -> list[str]:
     """The states served under this namespace's aliases (one request: cheap enough for a probe)."""
     namespace = connection.namespace
     with errors_translated(connection):

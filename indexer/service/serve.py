@@ -1,6 +1,6 @@
 """`lawindex serve`: the retrieval service the TypeScript pipeline calls instead of its in-process bm25.
 
-An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.service.engines.ClusterEngine`: one
+An ASGI app (FastAPI on uvicorn) over the CLI's own engine, `indexer.opensearch.read.engine.OpenSearchEngine`: one
 engine per worker process, shared by every request, so each concrete index's statistics are fetched once
 and a reload is seen by the next request (the engine follows the alias; never a mix). The engine is the
 synchronous one, run in the worker's thread pool, not an async rewrite of it: it is the exact engine the

@@ -14,11 +14,12 @@ import pytest
 
 from indexer.errors import BadInput, ClusterRefused
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.verify import default_questions, verify, verify_state
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, Law, read_corpora
+from indexer.retrieval.request import Request
 from indexer.retrieval.words import ranked
 from tests import synthetic
 from tests.integration.support import fresh_connection
@@ -49,7 +50,7 @@ def samples(opensearch_url: str) -> Iterator[Served]:
 
 
 def same_as_reference(served: Served, state: str, question: str, limit: int = 8) -> list[str]:
-    answer = served.engine.ask(state, question, limit)
+    answer = served.engine.words.ask(state, question, limit)
     truth = reference.ask(served.corpora[state], question, limit)
     assert answer.ids() == truth.ids(), question
     assert [hit.score for hit in answer.hits] == [hit.score for hit in truth.hits], question
@@ -64,7 +65,7 @@ def test_maryland_hydrant_question_puts_md_s01_first_and_the_references_eight(sa
     found = same_as_reference(samples, "MD", HYDRANT)
     assert found[0] == "MD-S01"
     assert len(found) == 8
-    answer = samples.engine.ask("MD", HYDRANT)
+    answer = samples.engine.ask(Request("MD", HYDRANT))
     assert answer.words == ["far", "fire", "hydrant", "park"]
     assert all(hit.law.concept.startswith("parking-") for hit in answer.hits)
 
@@ -72,7 +73,7 @@ def test_maryland_hydrant_question_puts_md_s01_first_and_the_references_eight(sa
 def test_alabama_typo_reaches_alabamas_hydrant_law(samples: Served) -> None:
     found = same_as_reference(samples, "AL", TYPO)
     assert found[0] == "AL-S01"
-    answer = samples.engine.ask("AL", TYPO)
+    answer = samples.engine.ask(Request("AL", TYPO))
     assert {"behind", "fire", "hydrant"} <= set(answer.terms)
     assert answer.hits[0].law.concept == "parking-fire-hydrant"
 
@@ -88,7 +89,7 @@ def test_alabama_typo_reaches_alabamas_hydrant_law(samples: Served) -> None:
 )
 def test_page_rows_never_crowd_the_law_out(samples: Served, state: str, concept: str, question: str) -> None:
     same_as_reference(samples, state, question)
-    answer = samples.engine.ask(state, question)
+    answer = samples.engine.ask(Request(state, question))
     assert concept in [hit.law.concept for hit in answer.hits]
     assert all(ranked(hit.law) for hit in answer.hits)
 
@@ -99,16 +100,16 @@ def test_no_question_returns_a_page_row(samples: Served, state: str) -> None:
     pages = [law for law in corpus.laws if not ranked(law)]
     assert pages
     for question in [FAMILY, *(law.law for law in pages)]:
-        answer = samples.engine.ask(state, question, limit=len(corpus.laws))
+        answer = samples.engine.words.ask(state, question, len(corpus.laws))
         assert answer.hits, question
         assert all(ranked(hit.law) for hit in answer.hits), question
         assert answer.ids() == reference.ask(corpus, question, len(corpus.laws)).ids()
 
 
 def test_a_question_of_stopwords_or_unknown_words_reaches_nothing(samples: Served) -> None:
-    assert samples.engine.ask("MD", "how can i do it if you would").hits == []
-    assert samples.engine.ask("MD", "").hits == []
-    assert samples.engine.ask("MD", "qxzjv zzkq").hits == []
+    assert samples.engine.ask(Request("MD", "how can i do it if you would")).hits == []
+    assert samples.engine.ask(Request("MD", "")).hits == []
+    assert samples.engine.ask(Request("MD", "qxzjv zzkq")).hits == []
 
 
 def test_verify_is_exact_on_every_sample_corpus(samples: Served) -> None:
@@ -144,7 +145,7 @@ def test_get_returns_one_law(samples: Served) -> None:
 def test_a_state_with_no_index_is_cluster_refused(samples: Served) -> None:
     assert "NV" not in samples.corpora
     with pytest.raises(ClusterRefused) as caught:
-        samples.engine.ask("NV", HYDRANT)
+        samples.engine.ask(Request("NV", HYDRANT))
     assert caught.value.exit_code == 4
     assert "NV" in caught.value.message
     with pytest.raises(ClusterRefused):
@@ -161,7 +162,7 @@ def test_an_alias_moved_between_two_asks_gives_the_new_corpus_answers(opensearch
         (first,) = read_corpora(CORPORA, ["MD"])
         load(connection, [first], plugin=False)
         engine = OpenSearchEngine(connection)
-        before = engine.ask("MD", HYDRANT)
+        before = engine.ask(Request("MD", HYDRANT))
         assert before.ids()[0] == "MD-S01"
         old_index = engine.statistics("MD").index
 
@@ -178,13 +179,13 @@ def test_an_alias_moved_between_two_asks_gives_the_new_corpus_answers(opensearch
         )
         second = corpus_of("MD", laws)
         load(connection, [second], plugin=False)
-        after = engine.ask("MD", HYDRANT)
+        after = engine.ask(Request("MD", HYDRANT))
         assert engine.statistics("MD").index != old_index
         assert "MD-S01" not in after.ids()
         assert after.ids() == reference.ask(second, HYDRANT).ids()
         assert [hit.score for hit in after.hits] == [hit.score for hit in reference.ask(second, HYDRANT).hits]
         # A word only the new vocabulary has is expanded against it.
-        assert engine.ask("MD", "standpipes").ids()[0] == "MD-S99"
+        assert engine.ask(Request("MD", "standpipes")).ids()[0] == "MD-S99"
         # And the old generation's statistics are let go: one vocabulary per state, however many reloads.
         assert engine.statistics_cache.kept() == [engine.statistics("MD").index]
 

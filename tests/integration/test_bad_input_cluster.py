@@ -16,10 +16,11 @@ import pytest
 
 from indexer.errors import BadInput, ClusterRefused
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpus
+from indexer.retrieval.request import Request
 from tests.integration.support import lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -42,7 +43,7 @@ def env_of(connection: Connection) -> dict[str, str]:
 @pytest.mark.parametrize("state", ["ZZ", "../x", "*", "_all", "tx,md", "TX "])
 def test_a_state_that_is_not_one_is_refused_before_any_request(connection: Connection, state: str) -> None:
     with pytest.raises(BadInput, match="not a state code"):
-        OpenSearchEngine(connection).ask(state, "fire hydrant")
+        OpenSearchEngine(connection).ask(Request(state, "fire hydrant"))
     code, _, err = lawindex("ask", state, "fire hydrant", "--engine", "opensearch", env=env_of(connection))
     assert code == 2
     one_line(err, "not a state code")
@@ -53,7 +54,7 @@ def test_a_state_that_is_not_one_is_refused_before_any_request(connection: Conne
 
 def test_a_state_with_no_index_yet_is_refused_with_how_to_load_it(connection: Connection) -> None:
     with pytest.raises(ClusterRefused, match="no index for WY"):
-        OpenSearchEngine(connection).ask("WY", "fire hydrant")
+        OpenSearchEngine(connection).ask(Request("WY", "fire hydrant"))
     code, _, err = lawindex("ask", "WY", "fire hydrant", "--engine", "opensearch", env=env_of(connection))
     assert code == 4
     one_line(err, "no index for WY")
@@ -124,7 +125,7 @@ def test_questions_the_reference_engine_answers_with_nothing_or_refuses_are_the_
     load_state(connection.client(), corpus, LoadOptions(namespace=connection.namespace))
     engine = OpenSearchEngine(connection)
     for question in ("", "how can i do it", "?!...", "כמה רחוק מברז כיבוי אש", "fire\x07hydrant\x1b park\x00"):
-        got = engine.ask("MD", question)
+        got = engine.ask(Request("MD", question))
         assert got.ids() == reference.ask(corpus, question).ids()
         code, out, err = lawindex(
             "ask", "MD", question.replace("\x00", " "), "--engine", "opensearch", "--json", env=env_of(connection)
@@ -132,7 +133,7 @@ def test_questions_the_reference_engine_answers_with_nothing_or_refuses_are_the_
         assert code == 0, err
         assert [hit["id"] for hit in json.loads(out)["hits"]] == got.ids()
     longest = " ".join(f"w{n}" for n in range(500))[:2000]
-    assert engine.ask("MD", longest).hits == []
+    assert engine.ask(Request("MD", longest)).hits == []
     code, _, err = lawindex("ask", "MD", longest + "x", "--engine", "opensearch", env=env_of(connection))
     assert code == 2
     one_line(err, "2,000")

@@ -25,13 +25,14 @@ from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection, alias_of
-from indexer.opensearch.read.query import OpenSearchEngine
-from indexer.opensearch.read.vectors import for_cluster
+from indexer.opensearch.cluster.vector_layout import for_cluster
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.index_body import fingerprint
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request
 from tests.integration.support import CLUSTER_NODES, CLUSTER_PORT, drop_namespace, start_cluster, unique_namespace
 
 pytestmark = pytest.mark.integration
@@ -108,7 +109,7 @@ def asking_while(served: Cluster, fault: Callable[[], None], settle: float = 2.0
         while not stop.wait(pace):
             state, question = rng.choice(keys)
             try:
-                answer = engine.ask(state, question)
+                answer = engine.ask(Request(state, question))
             except Exception as error:  # every failure counts, whatever it is
                 with lock:
                     tally.asked += 1
@@ -145,7 +146,7 @@ def test_every_sample_question_is_the_same_from_the_primary_and_from_the_replica
         engine = OpenSearchEngine(replace(cluster.connection, preference=preference))
         for state, corpus in cluster.corpora.items():
             for question in default_questions(corpus):
-                answer = engine.ask(state, question)
+                answer = engine.ask(Request(state, question))
                 truth = reference.ask(corpus, question)
                 assert answer.ids() == truth.ids(), (preference, state, question)
                 assert [hit.score for hit in answer.hits] == [hit.score for hit in truth.hits]
@@ -226,7 +227,7 @@ def test_a_node_killed_during_a_seven_state_load(cluster: Cluster, tmp_path: Pat
         serving = {fingerprint(c, meaning): c for c in (cluster.corpora[state], new[state])}[meta["fingerprint"]]
         assert client.count(index=index)["count"] == len(serving.laws) + 1  # every law, and the statistics
         for question in default_questions(serving)[:5]:
-            assert engine.ask(state, question).ids() == reference.ask(serving, question).ids()
+            assert engine.ask(Request(state, question)).ids() == reference.ask(serving, question).ids()
     # The rest of the module asks the sample corpora: put them back.
     load(cluster.connection, list(cluster.corpora.values()))
 
@@ -286,7 +287,7 @@ def test_the_node_holding_a_primary_lost_promotes_the_replica(cluster: Cluster) 
     corpus = cluster.corpora[state]
     for question in default_questions(corpus):
         truth = reference.ask(corpus, question)
-        answer = engine.ask(state, question)
+        answer = engine.ask(Request(state, question))
         assert answer.ids() == truth.ids(), question
         assert [hit.score for hit in answer.hits] == [hit.score for hit in truth.hits]
     cluster.heal()

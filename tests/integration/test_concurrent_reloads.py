@@ -15,12 +15,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus, read_corpus
+from indexer.retrieval.request import Request
 from tests import synthetic
 from tests.integration.support import each_counts_once_more, run_threads
 
@@ -97,7 +98,7 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
             question = questions[turn % len(questions)]
             turn += 1
             try:
-                got = _key(engine.ask(STATE, question))
+                got = _key(engine.ask(Request(STATE, question)))
             except Exception as error:
                 errors.append(f"asker {number}: {question!r}: {type(error).__name__}: {error}")
                 return

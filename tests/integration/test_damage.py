@@ -20,10 +20,11 @@ from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
 from indexer.opensearch.cluster.schema import STATISTICS_ID
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora, read_corpus
+from indexer.retrieval.request import Request
 from tests.integration.support import lawindex
 
 pytestmark = pytest.mark.integration
@@ -111,7 +112,7 @@ def _exact(connection: Connection, folder: Path) -> None:
     corpus = read_corpus(folder / "TX.jsonl")
     engine = OpenSearchEngine(connection)
     for question in QUESTIONS:
-        got = engine.ask("TX", question)
+        got = engine.ask(Request("TX", question))
         want = reference.ask(corpus, question)
         assert [(hit.law.id, hit.score) for hit in got.hits] == [(hit.law.id, hit.score) for hit in want.hits]
 
@@ -163,7 +164,7 @@ def test_a_damaged_index_met_by_a_long_lived_engine_is_refused_on_its_next_reloa
     (tx,) = load(connection, read_corpora(folder, ["TX"]))
     assert tx.index is not None
     engine = OpenSearchEngine(connection)
-    engine.ask("TX", QUESTIONS[0])
+    engine.ask(Request("TX", QUESTIONS[0]))
     (folder / "TX.jsonl").write_text("".join((folder / "TX.jsonl").read_text().splitlines(keepends=True)[:-1]))
     (again,) = load(connection, read_corpora(folder, ["TX"]))
     assert again.index is not None
@@ -171,7 +172,7 @@ def test_a_damaged_index_met_by_a_long_lived_engine_is_refused_on_its_next_reloa
     from indexer.errors import DamagedIndex
 
     with pytest.raises(DamagedIndex):
-        engine.ask("TX", QUESTIONS[0])
+        engine.ask(Request("TX", QUESTIONS[0]))
 
 
 @pytest.mark.parametrize("missing", ["a-law", "the-statistics"])

@@ -20,9 +20,10 @@ from opensearchpy import OpenSearch
 
 from indexer.errors import LawindexError
 from indexer.opensearch.cluster.connection import Connection, alias_of
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpus
+from indexer.retrieval.request import Request
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -94,13 +95,13 @@ def test_an_index_closed_under_a_long_lived_engine_is_a_lawindex_error(
     opensearch: OpenSearch, loaded: Connection
 ) -> None:
     engine = OpenSearchEngine(loaded)
-    assert engine.ask("TX", "fire hydrant").hits  # statistics cached, the index known
+    assert engine.ask(Request("TX", "fire hydrant")).hits  # statistics cached, the index known
     served = next(iter(opensearch.indices.get_alias(name=alias_of("TX", loaded.namespace))))
     opensearch.indices.close(index=served)
     try:
         for question in ("fire hydrant", "school bus"):
             with pytest.raises(LawindexError) as failed:
-                engine.ask("TX", question)
+                engine.ask(Request("TX", question))
             assert failed.value.message
         with pytest.raises(LawindexError):
             engine.family("TX", "anything")
@@ -110,7 +111,7 @@ def test_an_index_closed_under_a_long_lived_engine_is_a_lawindex_error(
 
 def test_an_index_deleted_under_a_long_lived_engine_is_no_index(opensearch: OpenSearch, loaded: Connection) -> None:
     engine = OpenSearchEngine(loaded)
-    assert engine.ask("TX", "fire hydrant").hits
+    assert engine.ask(Request("TX", "fire hydrant")).hits
     opensearch.indices.delete(index=f"{loaded.namespace}-tx-*")
     with pytest.raises(LawindexError, match="no index for TX"):
-        engine.ask("TX", "fire hydrant")
+        engine.ask(Request("TX", "fire hydrant"))

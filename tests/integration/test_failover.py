@@ -23,11 +23,12 @@ from opensearchpy import NotFoundError, OpenSearch
 from indexer.errors import TimedOut, WriteBlocked
 from indexer.node import node
 from indexer.opensearch.cluster.connection import Connection, alias_of
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora
+from indexer.retrieval.request import Request
 from tests import synthetic
 from tests.integration.support import (
     CLUSTER_PORT,
@@ -84,7 +85,7 @@ def test_a_silent_node_is_avoided_and_every_answer_is_exact(cluster: list[str], 
         # Before: every third request waited the whole 10 s timeout and failed (TimedOut, exit 3). How
         # long it takes now is benchmarks/cluster.py --hung's to say.
         for corpus, question in asked:
-            assert engine.ask(corpus.state, question).ids() == reference.ask(corpus, question).ids(), question
+            assert engine.ask(Request(corpus.state, question)).ids() == reference.ask(corpus, question).ids(), question
     finally:
         os.kill(victim, signal.SIGCONT)
 
@@ -93,13 +94,13 @@ def test_when_every_node_is_silent_the_error_names_each_url(cluster: list[str], 
     connection = Connection.from_env(",".join(cluster), namespace=namespace, timeout=3.0)
     load(connection, read_corpora(CORPORA, ["MD"]))
     engine = OpenSearchEngine(connection)
-    engine.ask("MD", "fire hydrant")  # the client made and the statistics read while the nodes answer
+    engine.ask(Request("MD", "fire hydrant"))  # the client made and the statistics read while the nodes answer
     pids = _pids()
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
     try:
         with pytest.raises(TimedOut) as failed:
-            engine.ask("MD", "fire hydrant")
+            engine.ask(Request("MD", "fire hydrant"))
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)

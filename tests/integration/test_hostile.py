@@ -21,10 +21,11 @@ import pytest
 
 from indexer.errors import BadInput, ClusterRefused, LawindexError
 from indexer.opensearch.cluster.connection import Connection, alias_of, namespace_of
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
+from indexer.retrieval.request import Request
 from tests.integration.support import fresh_connection, lawindex
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -84,7 +85,7 @@ def test_index_names_come_only_from_state_codes(loaded: Connection, state: str) 
         alias_of(state)
     engine = OpenSearchEngine(loaded)
     for call in (
-        lambda: engine.ask(state, "fire hydrant"),
+        lambda: engine.ask(Request(state, "fire hydrant")),
         lambda: engine.family(state, "permit"),
         lambda: engine.get(state, "MD-S01"),
     ):
@@ -101,7 +102,7 @@ def test_namespaces_are_validated_too(namespace: str) -> None:
 def test_a_valid_code_reaches_only_its_own_alias(loaded: Connection) -> None:
     assert alias_of("md", loaded.namespace) == f"{loaded.namespace}-md"
     with pytest.raises(ClusterRefused, match="no index for TX"):
-        OpenSearchEngine(loaded).ask("TX", "fire hydrant")
+        OpenSearchEngine(loaded).ask(Request("TX", "fire hydrant"))
 
 
 # ---- query syntax is words -------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def test_query_syntax_is_answered_exactly_as_the_reference_answers_it(
     loaded: Connection, corpus: Corpus, question: str
 ) -> None:
     expected = reference.ask(corpus, question)
-    got = OpenSearchEngine(loaded).ask("MD", question)
+    got = OpenSearchEngine(loaded).ask(Request("MD", question))
     assert got.ids() == expected.ids()
     assert got.terms == expected.terms
     assert [hit.score for hit in got.hits] == pytest.approx([hit.score for hit in expected.hits], rel=1e-12)
@@ -172,8 +173,8 @@ def test_credentials_never_appear_in_output_errors_or_logs(
             connection = Connection.from_env(url, namespace=loaded.namespace, retries=0)
             assert PASSWORD not in repr(connection) and PASSWORD not in str(connection)
             try:
-                OpenSearchEngine(connection).ask("MD", "fire hydrant")
-                OpenSearchEngine(connection).ask("TX", "fire hydrant")
+                OpenSearchEngine(connection).ask(Request("MD", "fire hydrant"))
+                OpenSearchEngine(connection).ask(Request("TX", "fire hydrant"))
             except LawindexError as error:
                 assert all(secret not in f"{error.message} {error.hint}" for secret in secrets)
     finally:

@@ -25,7 +25,7 @@ import pytest
 
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.read import search_limits
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, Law
@@ -117,9 +117,9 @@ class Watched(OpenSearchEngine):
         super().__init__(connection)
         self.sizes: list[int] = []
 
-    def _search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
+    def search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
         self.sizes.append(int(body.get("size", 10)))
-        return super()._search(state, body, clauses)
+        return super().search(state, body, clauses)
 
 
 def test_the_catalogue_is_answered_exactly_within_a_page_and_no_breaker_trips(
@@ -130,7 +130,7 @@ def test_the_catalogue_is_answered_exactly_within_a_page_and_no_breaker_trips(
     engine = Watched(connection)
     for question, limit in QUESTIONS:
         truth = reference.ask(CORPUS, question, limit)
-        got = engine.ask(STATE, question, limit)
+        got = engine.words.ask(STATE, question, limit)
         assert got.terms == truth.terms, question[:80]
         assert [(hit.law.id, hit.score) for hit in got.hits] == [(hit.law.id, hit.score) for hit in truth.hits], (
             question[:80],

@@ -21,11 +21,12 @@ from opensearchpy import OpenSearch, RequestError
 from indexer.node import node
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import terms_query
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import Corpus, Law
+from indexer.retrieval.request import Request
 from indexer.service.engines import ReferenceEngine
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
 
@@ -120,7 +121,7 @@ def test_questions_past_the_clause_limit_get_the_references_answer(client: OpenS
         with pytest.raises(RequestError, match="maxClauseCount"):  # the node refuses them whole
             client.search(index=alias_of("TX", connection.namespace), body={"query": terms_query(truth.terms)})
         for limit in (1, 8, 30):
-            same(engine.ask("TX", question, limit), reference.ask(corpus, question, limit))
+            same(engine.words.ask("TX", question, limit), reference.ask(corpus, question, limit))
 
 
 def test_ties_wider_than_the_result_window_get_the_references_answer(
@@ -139,10 +140,10 @@ def test_ties_wider_than_the_result_window_get_the_references_answer(
         client.search(index=alias_of("MD", connection.namespace), body={"size": RESULT_WINDOW + 1})
     engine = OpenSearchEngine(connection)
     for question, limit in (("hydrant", 8), ("hydrant", 100), ("curb", 8), ("hydrant curb park3", 50)):
-        answer = engine.ask("MD", question, limit)
+        answer = engine.words.ask("MD", question, limit)
         same(answer, reference.ask(corpus, question, limit))
         assert answer.window is not None
-    assert max(engine.ask("MD", "hydrant", 8).window.sizes) > RESULT_WINDOW  # type: ignore[union-attr]
+    assert max(engine.ask(Request("MD", "hydrant", limit=8)).window.sizes) > RESULT_WINDOW  # type: ignore[union-attr]
 
 
 def test_past_both_limits_at_once(client: OpenSearch, connection: Connection) -> None:
@@ -156,7 +157,7 @@ def test_past_both_limits_at_once(client: OpenSearch, connection: Connection) ->
     rng = random.Random(11)
     for question in [" ".join(vocabulary[:3] + rng.sample(vocabulary[3:], 14)), " ".join(vocabulary[:12])]:
         for limit in (8, 60):
-            same(engine.ask("PA", question, limit), reference.ask(corpus, question, limit))
+            same(engine.words.ask("PA", question, limit), reference.ask(corpus, question, limit))
 
 
 def test_a_family_longer_than_a_page_is_returned_whole(

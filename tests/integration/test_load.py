@@ -24,7 +24,7 @@ from indexer.errors import LoadFailed, Unreachable
 from indexer.node import node
 from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
 from indexer.opensearch.cluster.schema import STATISTICS_ID
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import Law, read_corpora, read_corpus

@@ -19,12 +19,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection, alias_of
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.statistics import IndexStatistics
 from indexer.opensearch.write.load import load
 from indexer.retrieval import fdlibm, reference, scoring
 from indexer.retrieval.bound import FLOAT32_SLACK, outside_bound
 from indexer.retrieval.corpus import Corpus, Law, read_corpora
+from indexer.retrieval.request import Request
 from indexer.retrieval.words import words
 from tests import synthetic
 from tests.integration.support import fresh_connection
@@ -302,5 +303,5 @@ def test_float32_cancellation_breaks_a_fixed_relative_slack(served: Served) -> N
     assert spec > (2.2 / f) * (1 + FLOAT32_SLACK) * score  # the old allowance: broken
     engine = OpenSearchEngine(served.connection)
     assert spec <= _bound(["hydrant"], engine.statistics("WY"), served.legacy, score)  # the present one
-    answer = engine.ask("WY", "hydrant", limit=40)
+    answer = engine.ask(Request("WY", "hydrant", limit=40))
     assert answer.ids() == [hit.law.id for hit in reference.score(corpus.laws, "hydrant", 40)]

@@ -28,8 +28,10 @@ from indexer.node import knn
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID
+from indexer.opensearch.cluster.vector_layout import for_cluster
 from indexer.opensearch.read import vectors as on_opensearch
-from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD, for_cluster
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.opensearch.read.vectors import HYBRID_WINDOW, VECTOR_FIELD
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.index_body import fingerprint
@@ -37,11 +39,11 @@ from indexer.opensearch.write.load import LoadOptions, load, load_state
 from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
-from indexer.retrieval.answers import RRF_K
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines, row_text
 from indexer.retrieval.meaning import proven
-from indexer.service.engines import ClusterEngine, ReferenceEngine
+from indexer.retrieval.request import RRF_K, Fusion, Request, Way
+from indexer.service.engines import ReferenceEngine
 from tests import synthetic
 from tests.integration.support import fresh_connection, lawindex
 
@@ -54,7 +56,7 @@ GENERATED = 800  # laws: wide enough that a window of 16 is often not the whole 
 @dataclass(frozen=True)
 class Served:
     connection: Connection
-    engine: ClusterEngine
+    engine: OpenSearchEngine
     corpora: dict[str, Corpus]
     knn: bool
     # Whether the served indices answer by meaning: every node has k-NN, or the lawindex plugin (the load
@@ -75,7 +77,9 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
                 "OpenSearch 3.6.0 without the k-NN plugin: `lawindex opensearch start` should have installed it"
             )
         load(connection, list(corpora.values()))
-        yield Served(connection, ClusterEngine(connection), corpora, has, has or plugin_path.cluster_has_plugin(client))
+        yield Served(
+            connection, OpenSearchEngine(connection), corpora, has, has or plugin_path.cluster_has_plugin(client)
+        )
 
 
 def _stored_vector(source: dict[str, Any]) -> np.ndarray:
@@ -94,8 +98,8 @@ def _questions(corpus: Corpus) -> list[str]:
 
 
 def _same(served: Served, state: str, question: str, limit: int, by: str) -> None:
-    reference = rank.answer(served.corpora[state], question, limit, by)
-    got = served.engine.ask(state, question, limit, by)
+    reference = rank.answer(served.corpora[state], Request(served.corpora[state].state, question, Way(by), limit))
+    got = served.engine.ask(Request(state, question, Way(by), limit))
     assert got.ids() == reference.ids(), (state, question, limit, by)
     assert got.reached == reference.reached, (state, question, limit, by)
     assert [hit.score for hit in got.hits] == [hit.score for hit in reference.hits]
@@ -105,7 +109,7 @@ def _same(served: Served, state: str, question: str, limit: int, by: str) -> Non
 def test_opensearch_answers_as_the_reference_on_the_samples_and_generated_questions(served: Served, by: str) -> None:
     if not served.meaning:
         with pytest.raises(NoMeaning, match=r"has no k-NN plugin \(opensearch-knn\)"):
-            served.engine.ask("TX", "fire hydrant", 8, by)
+            served.engine.ask(Request("TX", "fire hydrant", Way(by), 8))
         return
     asked = 0
     for state, corpus in served.corpora.items():
@@ -120,11 +124,11 @@ def test_opensearch_answers_as_the_reference_on_the_samples_and_generated_questi
 
 def test_a_process_row_is_reached_by_meaning_never_by_words(served: Served) -> None:
     question = "my permit expired before i passed the road test what now"
-    words = served.engine.ask("PA", question, 100)
+    words = served.engine.ask(Request("PA", question, limit=100))
     assert all(hit.law.kind != "process" for hit in words.hits)
     if not served.meaning:
         return
-    by_meaning = served.engine.ask("PA", question, 8, "meaning")
+    by_meaning = served.engine.ask(Request("PA", question, Way.meaning, 8))
     assert by_meaning.hits[0].law.id in {"PA-P06", "PA-P07", "PA-P08", "PA-P10"}
     assert by_meaning.hits[0].law.kind == "process"
 
@@ -136,9 +140,14 @@ def test_the_window_widens_and_stays_exact_on_a_generated_state(served: Served) 
     # A row's own embedded text reaches that row first (a cosine of 1 within the grid), at any limit.
     for law in laws[:: len(laws) // 10]:
         for limit in (1, 8, 100):
-            got = served.engine.ask("GU", row_text(law), limit, "meaning")
+            got = served.engine.ask(Request("GU", row_text(law), Way.meaning, limit))
             assert got.hits[0].law.id == law.id
-            assert got.ids() == rank.answer(served.corpora["GU"], row_text(law), limit, "meaning").ids()
+            assert (
+                got.ids()
+                == rank.answer(
+                    served.corpora["GU"], Request(served.corpora["GU"].state, row_text(law), Way.meaning, limit)
+                ).ids()
+            )
 
 
 def _full_rankings(corpus: Corpus, question: str) -> tuple[list[int], list[int]]:
@@ -168,20 +177,21 @@ def test_hybrid_windows_widen_and_stay_exact_where_the_ways_disagree_and_near_th
     for question in [*mixed, *synthetic.generate_questions(laws, 12, 9)]:
         words, meaning = _full_rankings(corpus, question)
         first = HYBRID_WINDOW
-        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, RRF_K) is None:  # the defaults
+        if proven(words[:first], first >= len(words), meaning[:first], len(laws), 8, Fusion(RRF_K)) is None:  # defaults
             widened += 1
         for limit in (1, 8, 50):
             _same(served, "GU", question, limit, "hybrid")
         for rrf_k in (1, 1000):
-            assert served.engine.ask("GU", question, 8, "hybrid", rrf_k).ids() == (
-                rank.answer(corpus, question, 8, "hybrid", rrf_k).ids()
+            assert served.engine.ask(Request("GU", question, Way.hybrid, 8, Fusion(rrf_k))).ids() == (
+                rank.answer(corpus, Request(corpus.state, question, Way.hybrid, 8, Fusion(rrf_k))).ids()
             ), (question, rrf_k)
     assert widened >= 3  # the windows really had to widen
     # Limits near and past the state's size (past the service's 100: OpenSearch's own answer, unchecked).
     for question in mixed[:2]:
         for limit in (len(laws) - 100, len(laws) - 1, len(laws), len(laws) + 1):
-            got = on_opensearch.answer(served.engine.engine, "GU", question, limit, "hybrid")
-            reference_answer = rank.answer(corpus, question, limit, "hybrid")
+            asked = _unchecked(Request("GU", question, Way.hybrid), limit)
+            got = on_opensearch.answer(served.engine, served.engine.words, asked)
+            reference_answer = rank.answer(corpus, _unchecked(Request(corpus.state, question, Way.hybrid), limit))
             assert got.ids() == reference_answer.ids(), limit
             assert got.reached == reference_answer.reached, limit
             assert [hit.score for hit in got.hits] == [hit.score for hit in reference_answer.hits]
@@ -241,13 +251,14 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
         first = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         again = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         assert (first.outcome, again.outcome, again.index) == ("indexed", "unchanged", first.index)
-        engine = ClusterEngine(connection)
+        engine = OpenSearchEngine(connection)
         if meaning is None:
             with pytest.raises(NoMeaning, match=r"has no k-NN plugin"):
-                engine.ask("VT", "snow tires", 8, "hybrid")
+                engine.ask(Request("VT", "snow tires", Way.hybrid, 8))
             return
         assert (
-            engine.ask("VT", "snow tires", 8, "meaning").ids() == rank.answer(corpus, "snow tires", 8, "meaning").ids()
+            engine.ask(Request("VT", "snow tires", Way.meaning, 8)).ids()
+            == rank.answer(corpus, Request(corpus.state, "snow tires", Way.meaning, 8)).ids()
         )
         # The same corpus loaded words-only (as on a cluster without k-NN): another fingerprint, so a new
         # generation swapped in and the old one deleted (keep=1: none kept for a rollback); meaning is then
@@ -256,12 +267,18 @@ def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vector
         assert words_only.outcome == "indexed" and words_only.index != first.index
         assert not client.indices.exists(index=first.index)
         with pytest.raises(NoMeaning, match=r"was loaded without vectors"):
-            engine.ask("VT", "snow tires", 8, "meaning")
-        assert engine.ask("VT", "snow tires").ids() == ReferenceEngine(CORPORA).ask("VT", "snow tires").ids()
+            engine.ask(Request("VT", "snow tires", Way.meaning, 8))
+        assert (
+            engine.ask(Request("VT", "snow tires")).ids()
+            == ReferenceEngine(CORPORA).ask(Request("VT", "snow tires")).ids()
+        )
         # And back: the load with vectors rebuilds it.
         back = load_state(client, corpus, LoadOptions(namespace=namespace, meaning=meaning))
         assert back.outcome == "indexed" and back.index != words_only.index
-        assert engine.ask("VT", "snow tires", 8, "hybrid").ids() == rank.answer(corpus, "snow tires", 8, "hybrid").ids()
+        assert (
+            engine.ask(Request("VT", "snow tires", Way.hybrid, 8)).ids()
+            == rank.answer(corpus, Request(corpus.state, "snow tires", Way.hybrid, 8)).ids()
+        )
 
 
 def test_the_cli_says_what_is_missing_in_one_line_with_exit_8(opensearch_url: str, served: Served) -> None:
@@ -323,3 +340,9 @@ def test_after_lawindex_load_corpora_a_page_only_meaning_reaches_is_reached_from
     assert answers["meaning"][0]["id"] == page["id"] and answers["meaning"][0]["ranks"] == {"meaning": 1}
     (fused,) = [hit for hit in answers["hybrid"] if hit["id"] == page["id"]]
     assert fused["ranks"] == {"meaning": 1}
+
+
+def _unchecked(request: Request, limit: int) -> Request:
+    """`request` with a limit past the service's 100, which no edge builds (asked of the engine's own path)."""
+    object.__setattr__(request, "limit", limit)
+    return request

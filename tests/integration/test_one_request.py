@@ -1,5 +1,5 @@
 """One request a question for every way where the lawindex plugin runs (issue 28, item 4): once a state's
-statistics are read, `ask`, `serve` and `eval` (all three ask through indexer.service.engines.ClusterEngine)
+statistics are read, `ask`, `serve` and `eval` (all three ask through indexer.opensearch.read.engine.OpenSearchEngine)
 send one `_search` for a question by words, by meaning or by hybrid, whatever the limit, on the samples and
 on a generated state wide enough that the window path would widen (it asked 2 to 8 requests a hybrid
 question). Counted where the engine sends them (its search path, indexer.opensearch.cluster.fast_search.FastSearch,
@@ -21,13 +21,14 @@ import numpy as np
 import pytest
 
 from indexer.node import plugin
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.status import status
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
-from indexer.service.engines import ClusterEngine
+from indexer.retrieval.request import Request, Way
 from tests import synthetic
 from tests.integration.support import fresh_connection
 
@@ -55,10 +56,10 @@ def test_every_way_is_one_search_a_question_on_the_plugin_path(opensearch_url: s
             ("GU", "plugin", "plugin"),
             ("MD", "plugin", "plugin"),
         }
-        engine = ClusterEngine(connection)
+        engine = OpenSearchEngine(connection)
         searches: list[str] = []
         other: list[tuple[str, str, str]] = []
-        fast = engine.engine.fast_search
+        fast = engine.fast_search
         search, transport = fast.search, engine.client.transport
         perform = transport.perform_request
 
@@ -72,8 +73,10 @@ def test_every_way_is_one_search_a_question_on_the_plugin_path(opensearch_url: s
             return perform(method, url, *args, **kwargs)
 
         for corpus in corpora:
-            engine.ask(corpus.state, "school bus", 8)  # reads and keeps the statistics and the index's _meta
-            engine.ask(corpus.state, "school bus", 8, "meaning")
+            engine.ask(
+                Request(corpus.state, "school bus", limit=8)
+            )  # reads and keeps the statistics and the index's _meta
+            engine.ask(Request(corpus.state, "school bus", Way.meaning, 8))
         fast.search = counted_search  # type: ignore[method-assign]
         transport.perform_request = counted  # type: ignore[method-assign]
         try:
@@ -84,14 +87,16 @@ def test_every_way_is_one_search_a_question_on_the_plugin_path(opensearch_url: s
                     for by in ("words", "meaning", "hybrid"):
                         limit = 100 if number % 3 == 0 else 8
                         searches.clear()
-                        got = engine.ask(corpus.state, question, limit, by)
+                        got = engine.ask(Request(corpus.state, question, Way(by), limit))
                         if by == "words" and _tied_at(corpus, question, limit):
                             assert len(searches) == 2, (corpus.state, question, by, searches)
                             tied += 1
                         else:
                             assert len(searches) == 1, (corpus.state, question, by, searches)
                         if by != "words":  # still the reference engine's answer
-                            assert got.ids() == rank.answer(corpus, question, limit, by).ids(), (question, by)
+                            assert (
+                                got.ids() == rank.answer(corpus, Request(corpus.state, question, Way(by), limit)).ids()
+                            ), (question, by)
                         asked += 1
         finally:
             fast.search = search  # type: ignore[method-assign]

@@ -21,11 +21,12 @@ from opensearchpy import OpenSearch
 
 from indexer.node import plugin
 from indexer.opensearch.cluster.connection import Connection, alias_of
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.verify import default_questions, verify
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request
 from tests import synthetic
 from tests.integration.plugin_support import RawClient, generated, spec_ids, tie_pair_corpus
 from tests.integration.support import drop_namespace, lawindex, unique_namespace
@@ -146,7 +147,7 @@ def test_ask_on_the_plugin_path_is_one_query_and_the_reference(plugged: dict[str
     for state in ("TX", "WY", "AL"):
         for question in asked[state][:300]:
             want = reference.ask(corpora[state], question)
-            got = engine.ask(state, question)
+            got = engine.ask(Request(state, question))
             assert got.ids() == want.ids() and [h.score for h in got.hits] == [h.score for h in want.hits], question
             assert got.terms == want.terms
             if got.window is not None and got.window.plugin:

@@ -21,9 +21,9 @@ from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning, reference
-from indexer.retrieval.answers import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.embedding import cosines
+from indexer.retrieval.request import MEANING_WEIGHT, RRF_K, WORDS_WEIGHT
 from tests import synthetic
 from tests.integration.plugin_support import RawClient
 from tests.integration.support import drop_namespace, unique_namespace

@@ -15,11 +15,12 @@ from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import law_id
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.generations import behind
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request
 from tests.integration.support import lawindex
 from tests.synthetic import generate_corpus, generate_questions, write_corpus
 
@@ -109,7 +110,7 @@ def test_rollback_under_concurrent_asks_answers_one_generation_or_the_other(
         while not stop.is_set():
             for question in questions:
                 try:
-                    got = _key([(hit.law.id, hit.score) for hit in engine.ask("TX", question).hits])
+                    got = _key([(hit.law.id, hit.score) for hit in engine.ask(Request("TX", question)).hits])
                 except Exception as error:
                     with guard:
                         problems.append(f"{question!r}: {type(error).__name__}: {error}")
@@ -145,7 +146,7 @@ def test_rollback_under_concurrent_asks_answers_one_generation_or_the_other(
     # Once the last rollback is done, every answer is the old generation's.
     engine = OpenSearchEngine(connection)
     for question in questions:
-        got = _key([(hit.law.id, hit.score) for hit in engine.ask("TX", question).hits])
+        got = _key([(hit.law.id, hit.score) for hit in engine.ask(Request("TX", question)).hits])
         assert got == expected[question][0]
 
 

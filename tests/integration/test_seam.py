@@ -15,11 +15,12 @@ from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.query import WINDOW
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpus
-from indexer.service.engines import ClusterEngine
+from indexer.retrieval.request import Request
 from tests.integration.support import drop_namespace, unique_namespace
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
@@ -41,11 +42,11 @@ def test_each_hit_carries_its_counts_and_length_and_the_answer_its_window(
     loaded: tuple[Connection, Corpus],
 ) -> None:
     connection, corpus = loaded
-    engine = ClusterEngine(connection)
+    engine = OpenSearchEngine(connection)
     stats = reference.statistics(corpus.laws)
     order = {law.id: number for number, law in enumerate(corpus.laws)}
     for question in QUESTIONS:
-        answer = engine.ask("MD", question, 8)
+        answer = engine.ask(Request("MD", question, limit=8))
         assert answer.window is not None and answer.window.sizes[0] == WINDOW
         for hit in answer.hits:
             # From the reference's own tokenizing of the corpus file, not from what the index stored.
@@ -59,8 +60,8 @@ def test_explaining_an_answer_asks_the_cluster_nothing_more(
     loaded: tuple[Connection, Corpus], opensearch: OpenSearch
 ) -> None:
     connection, _ = loaded
-    engine = ClusterEngine(connection)
-    answers = [engine.ask("MD", question) for question in QUESTIONS]
+    engine = OpenSearchEngine(connection)
+    answers = [engine.ask(Request("MD", question)) for question in QUESTIONS]
     # The statistics document gone: an explanation that fetched it again would fail.
     opensearch.delete(index=alias_of("MD", connection.namespace), id=STATISTICS_ID, refresh=True)
     for answer in answers:

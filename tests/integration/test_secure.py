@@ -25,7 +25,8 @@ import pytest
 from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.retrieval.request import Request
 from tests.integration.support import timed_lawindex
 
 pytestmark = pytest.mark.integration
@@ -284,7 +285,7 @@ def test_no_credential_reaches_a_log_line_in_process(secured: Secured, caplog: p
             connection = Connection.from_env(secured.url, ca_certs=secured.ca_certs, namespace=secured.namespace)
             assert password not in repr(connection)
             with contextlib.suppress(LawindexError):
-                OpenSearchEngine(connection).ask("MD", "fire hydrant")
+                OpenSearchEngine(connection).ask(Request("MD", "fire hydrant"))
         finally:
             os.environ.pop("OPENSEARCH_USER", None)
             os.environ.pop("OPENSEARCH_PASSWORD", None)

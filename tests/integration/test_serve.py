@@ -162,7 +162,7 @@ def test_a_batch_is_each_answer_in_order_and_an_error_in_its_place(service: Serv
     for question, answer in zip(questions, answers, strict=True):
         if len(question) > 2000:
             assert answer == {
-                "error": "the question has 2,001 characters, more than the 2,000 accepted",
+                "error": "question: 2001 characters, more than the 2000 accepted",
                 "hint": "ask a shorter question; it is not cut for you",
                 "question": question,
                 "status": 400,
@@ -219,18 +219,25 @@ ERRORS = [
         "/v1/states/TX/ask",
         {"q": "a" * 2001},
         400,
-        "the question has 2,001 characters, more than the 2,000 accepted",
+        "question: 2001 characters, more than the 2000 accepted",
         "ask a shorter question; it is not cut for you",
     ),
-    ("GET", "/v1/states/TX/ask", {"q": "x", "limit": 0}, 400, "the limit must be 1..100, got 0", None),
-    ("GET", "/v1/states/TX/ask", {"q": "x", "limit": 101}, 400, "the limit must be 1..100, got 101", None),
+    ("GET", "/v1/states/TX/ask", {"q": "x", "limit": 0}, 400, "limit: must be an integer from 1 to 100, not 0", None),
+    (
+        "GET",
+        "/v1/states/TX/ask",
+        {"q": "x", "limit": 101},
+        400,
+        "limit: must be an integer from 1 to 100, not 101",
+        None,
+    ),
     (
         "GET",
         "/v1/states/TX/ask",
         {"q": "x", "limit": "eight"},
         400,
-        "query parameter 'limit': Input should be a valid integer, unable to parse string as an integer",
-        "see /docs for the parameters",
+        "limit: must be an integer from 1 to 100, not eight",
+        None,
     ),
     ("GET", "/v1/states/TX/ask", {}, 400, "query parameter 'q': Field required", "see /docs for the parameters"),
     (
@@ -265,7 +272,7 @@ ERRORS = [
         "/v1/states/TX/ask",
         {"questions": ["x"], "limit": 0},
         400,
-        "the limit must be 1..100, got 0",
+        "limit: must be an integer from 1 to 100, not 0",
         None,
     ),
     (

@@ -24,10 +24,11 @@ from indexer.node import node
 from indexer.node.pins import pinned_versions
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.cluster.schema import law_id
-from indexer.opensearch.read.query import OpenSearchEngine
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import read_corpora
+from indexer.retrieval.request import Request
 from tests.integration.support import lawindex, unique_namespace
 
 pytestmark = pytest.mark.integration
@@ -125,7 +126,7 @@ def test_a_restored_state_is_recognised_exact_refused_when_altered_and_adopted(
         for corpus in corpora:
             for law in corpus.laws:
                 expected = [(hit.law.id, hit.score) for hit in reference.ask(corpus, law.question).hits]
-                got = [(hit.law.id, hit.score) for hit in engine.ask(corpus.state, law.question).hits]
+                got = [(hit.law.id, hit.score) for hit in engine.ask(Request(corpus.state, law.question)).hits]
                 assert got == expected, (corpus.state, law.question)
         # Refused once altered: a law of TX changed in place is never served.
         (texas,) = [corpus for corpus in corpora if corpus.state == "TX"]
@@ -133,7 +134,7 @@ def test_a_restored_state_is_recognised_exact_refused_when_altered_and_adopted(
         altered = {"doc": {"law": "altered"}}
         client.update(index=str(loaded["TX"]), id=law_id(first.id), body=altered, params={"refresh": "true"})
         with pytest.raises(DamagedIndex):
-            OpenSearchEngine(Connection.from_env(target, namespace=namespace)).ask("TX", first.question)
+            OpenSearchEngine(Connection.from_env(target, namespace=namespace)).ask(Request("TX", first.question))
         # Adopted: the next load rebuilds the altered TX, keeps MD (unchanged where both nodes carry the same
         # plugins: a node with k-NN adds vectors, so MD is then rebuilt too), and refuses neither.
         code, out, err = lawindex("load", str(CORPORA), "--state", "TX", "--state", "MD", "--json", env=env)

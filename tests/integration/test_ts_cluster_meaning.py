@@ -20,6 +20,7 @@ from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning
 from indexer.retrieval.corpus import read_corpora
+from indexer.retrieval.request import Fusion, Request, Way
 from tests import synthetic
 from tests.integration.support import drop_namespace, unique_namespace
 
@@ -43,7 +44,7 @@ def _expected(path: Path) -> None:
                 ("hybrid", {"rrf_k": 60}),
                 ("hybrid", {"rrf_k": 10, "words_weight": 0.5, "meaning_weight": 2.0}),
             ):
-                answer = meaning.answer(corpus, question, 8, by, **fusion)
+                answer = meaning.answer(corpus, Request(corpus.state, question, Way(by), 8, Fusion(**fusion)))
                 rows.append({
                     "state": corpus.state, "question": question, "by": by, **fusion,
                     "ids": [hit.law.id for hit in answer.hits], "scores": [hit.score for hit in answer.hits],

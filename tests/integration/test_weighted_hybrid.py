@@ -15,10 +15,11 @@ import pytest
 
 from indexer.errors import NoMeaning
 from indexer.node import knn
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
 from indexer.retrieval.corpus import Corpus, read_corpora
-from indexer.service.engines import ClusterEngine
+from indexer.retrieval.request import Fusion, Request, Way
 from indexer.service.eval import of_split, read_judged
 from tests.integration.serving import running
 from tests.integration.support import fresh_connection, lawindex
@@ -32,7 +33,7 @@ FUSIONS = [(60, 3.0, 0.5), (1, 1.0, 1.0), (5, 0.0, 1.0), (20, 1.0, 0.0), (2, 0.2
 
 @dataclass(frozen=True)
 class Loaded:
-    engine: ClusterEngine
+    engine: OpenSearchEngine
     corpus: Corpus
     url: str
     namespace: str
@@ -45,21 +46,23 @@ def loaded(opensearch_url: str) -> Iterator[Loaded]:
     with fresh_connection(opensearch_url) as connection:
         load(connection, [corpus])
         has = knn.installed(connection.client())
-        yield Loaded(ClusterEngine(connection), corpus, opensearch_url, connection.namespace, has)
+        yield Loaded(OpenSearchEngine(connection), corpus, opensearch_url, connection.namespace, has)
 
 
 def test_weighted_hybrid_on_opensearch_is_the_reference_engines(loaded: Loaded) -> None:
     if not loaded.knn:  # a node without k-NN refuses hybrid, naming the plugin
         with pytest.raises(NoMeaning, match=r"has no k-NN plugin \(opensearch-knn\)"):
-            loaded.engine.ask("OH", "fire hydrant", 8, "hybrid", *FUSIONS[0])
+            loaded.engine.ask(Request("OH", "fire hydrant", Way.hybrid, 8, Fusion(*FUSIONS[0])))
         return
     questions = [one.question for one in of_split(read_judged(EVAL / "handbook.jsonl"), "held-out")]
     asked = 0
     for number, question in enumerate(questions):
         for fusion in FUSIONS if number % 4 == 0 else FUSIONS[:1]:
             for limit in (8, 100) if number % 8 == 0 else (8,):
-                expected = rank.answer(loaded.corpus, question, limit, "hybrid", *fusion)
-                got = loaded.engine.ask("OH", question, limit, "hybrid", *fusion)
+                expected = rank.answer(
+                    loaded.corpus, Request(loaded.corpus.state, question, Way.hybrid, limit, Fusion(*fusion))
+                )
+                got = loaded.engine.ask(Request("OH", question, Way.hybrid, limit, Fusion(*fusion)))
                 assert got.ids() == expected.ids(), (question, fusion, limit)
                 assert got.reached == expected.reached, (question, fusion, limit)
                 assert [hit.score for hit in got.hits] == [hit.score for hit in expected.hits]
@@ -80,10 +83,10 @@ def test_ask_prints_the_weights_it_fused_with(loaded: Loaded) -> None:
     assert code == 0, err
     answer = json.loads(out)
     assert (answer["by"], answer["rrf_k"], answer["weights"]) == ("hybrid", 20, {"words": 2.0, "meaning": 0.5})
-    expected = rank.answer(loaded.corpus, question, 8, "hybrid", 20, 2.0, 0.5)
+    expected = rank.answer(loaded.corpus, Request(loaded.corpus.state, question, Way.hybrid, 8, Fusion(20, 2.0, 0.5)))
     assert [hit["id"] for hit in answer["hits"]] == expected.ids()
     code, _out, err = lawindex("ask", "OH", question, "--by", "hybrid", "--meaning-weight", "-1", env=env)
-    assert code == 2 and "--meaning-weight" in err
+    assert code == 2 and "meaning_weight: a weight must be 0 or a number from 0.000001 to 1000000, not -1" in err
 
 
 def test_the_service_takes_the_fusion_and_refuses_one_out_of_range_naming_it(loaded: Loaded) -> None:
@@ -98,7 +101,7 @@ def test_the_service_takes_the_fusion_and_refuses_one_out_of_range_naming_it(loa
         body = answered.json()
         assert (body["rrf_k"], body["weights"]) == (20, {"words": 2.0, "meaning": 0.5})
         assert [hit["id"] for hit in body["hits"]] == rank.answer(
-            loaded.corpus, question, 8, "hybrid", 20, 2.0, 0.5
+            loaded.corpus, Request(loaded.corpus.state, question, Way.hybrid, 8, Fusion(20, 2.0, 0.5))
         ).ids()
         batch = client.post("/v1/states/OH/ask", json={"questions": [question], "by": "hybrid", **fusion})
         assert batch.status_code == 200 and batch.json()["answers"] == [body]

@@ -10,12 +10,13 @@ import pytest
 
 from indexer.opensearch.cluster import plugins
 from indexer.opensearch.cluster.schema import GRID_FIELD
+from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.read.status import status
 from indexer.opensearch.read.vectors import VECTOR_FIELD
 from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
-from indexer.service.engines import ClusterEngine
+from indexer.retrieval.request import Request, Way
 from tests import synthetic
 from tests.integration.support import fresh_connection
 
@@ -42,13 +43,13 @@ def test_the_window_path_answers_from_a_graph_free_knn_vector(opensearch_url: st
         assert client.indices.get_settings(index=index)[index]["settings"]["index"]["knn"] == "false"
         assert properties[GRID_FIELD] == {"type": "binary", "doc_values": True}
         assert (row.path, row.meaning_path) == ("window", "window")
-        engine = ClusterEngine(connection)
+        engine = OpenSearchEngine(connection)
         questions = [*synthetic.generate_questions(corpus.laws, 12, 7), "", "permit expired before my road test"]
         for by in ("meaning", "hybrid"):
             for number, question in enumerate(questions):
                 for limit in (8, 100) if number % 4 == 0 else (8,):
-                    want = rank.answer(corpus, question, limit, by)
-                    got = engine.ask("GU", question, limit, by)
+                    want = rank.answer(corpus, Request(corpus.state, question, Way(by), limit))
+                    got = engine.ask(Request("GU", question, Way(by), limit))
                     assert got.ids() == want.ids(), (by, question, limit)
                     assert got.reached == want.reached, (by, question, limit)
                     assert [hit.score for hit in got.hits] == [hit.score for hit in want.hits], (by, question)

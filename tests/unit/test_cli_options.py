@@ -44,3 +44,15 @@ def test_every_command_with_one_connection_option_has_all_four_as_declared() -> 
 
     walk(typer.main.get_command(app))
     assert found == 9  # ask, get, eval, history, rollback, load, status, serve, verify
+
+
+def test_every_command_takes_them_through_one_decorator() -> None:
+    # Issue 45: no command lists the four in its own signature; `connection_options` adds them and hands the
+    # command one Cluster, whose `connect()` is the one place a Connection is made from them.
+    for path in CLI.glob("*.py"):
+        if path.name == "_common.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "UrlOption" not in text and "ca_certs: " not in text, path.name
+        assert re.search(r"(?<![.\w])connect\(", text) is None, path.name  # only Cluster.connect()
+        assert text.count("@connection_options") == text.count("cluster: Cluster = NO_OPTIONS"), path.name

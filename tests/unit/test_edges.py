@@ -276,7 +276,7 @@ def test_a_batch_from_a_file_keeps_its_answers_and_errors_in_order(tmp_path: Pat
     lines = done.stdout.decode().splitlines()
     assert len(lines) == 300 + 2 + 3
     assert all(json.loads(line)["question"] == "fire hydrant" for line in lines[:300])
-    assert lines[300] == f"error: {questions}:301: the question has 2,005 characters, more than the 2,000 accepted"
+    assert lines[300] == f"error: {questions}:301: question: 2005 characters, more than the 2000 accepted"
     assert json.loads(lines[301]) == {
         "state": "TX", "question": "park " * 401, "error": lines[300].split(": ", 2)[2], "exit_code": 2,
     }  # fmt: skip

@@ -10,14 +10,9 @@ import pytest
 
 from indexer.errors import BadInput, NotFound
 from indexer.opensearch.cluster.connection import Connection
-from indexer.service.engines import (
-    MAX_LIMIT,
-    MAX_QUESTION_CHARS,
-    ClusterEngine,
-    ReferenceEngine,
-    check_question,
-    engine,
-)
+from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.retrieval.request import MAX_LIMIT, MAX_QUESTION_CHARS, Request
+from indexer.service.engines import ReferenceEngine, engine
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
@@ -28,23 +23,23 @@ def rows(state: str) -> list[dict[str, object]]:
 
 def test_a_question_up_to_2000_characters_and_a_limit_of_1_to_100_pass() -> None:
     assert (MAX_QUESTION_CHARS, MAX_LIMIT) == (2000, 100)
-    check_question("x" * 2000)
-    check_question("fire hydrant", 1)
-    check_question("fire hydrant", 100)
+    Request("TX", "x" * 2000)
+    Request("TX", "fire hydrant", limit=1)
+    Request("TX", "fire hydrant", limit=100)
 
 
 def test_a_longer_question_or_a_limit_outside_1_to_100_is_refused() -> None:
-    with pytest.raises(BadInput, match="the question has 2,001 characters, more than the 2,000 accepted"):
-        check_question("x" * 2001)
+    with pytest.raises(BadInput, match="question: 2001 characters, more than the 2000 accepted"):
+        Request("TX", "x" * 2001)
     for limit in (0, -1, 101):
-        with pytest.raises(BadInput, match=f"the limit must be 1..100, got {limit}"):
-            check_question("fire hydrant", limit)
+        with pytest.raises(BadInput, match=f"limit: must be an integer from 1 to 100, not {limit}"):
+            Request("TX", "fire hydrant", limit=limit)
 
 
 def test_an_engine_is_chosen_by_name() -> None:
     assert isinstance(engine("reference", corpora=CORPORA), ReferenceEngine)
     # Made without a request: nothing listens on the discard port, and nothing is asked yet.
-    assert isinstance(engine("opensearch", connection=Connection(url="http://127.0.0.1:9")), ClusterEngine)
+    assert isinstance(engine("opensearch", connection=Connection(url="http://127.0.0.1:9")), OpenSearchEngine)
     with pytest.raises(BadInput, match="unknown engine 'lucene'") as refused:
         engine("lucene")
     assert refused.value.hint == "use one of: reference, opensearch"
@@ -52,15 +47,15 @@ def test_an_engine_is_chosen_by_name() -> None:
 
 def test_the_reference_engine_answers_what_the_readme_shows() -> None:
     question = "how far from a fire hydrant can i park"
-    answer = ReferenceEngine(CORPORA).ask("TX", question)
+    answer = ReferenceEngine(CORPORA).ask(Request("TX", question))
     shown = ["TX-S01", "TX-S02", "TX-S03", "TX-S05", "TX-S06", "TX-S09", "TX-S07", "TX-S04"]
     assert [hit.law.id for hit in answer.hits] == shown
-    assert [hit.law.id for hit in ReferenceEngine(CORPORA).ask("TX", question, 2).hits] == shown[:2]
+    assert [hit.law.id for hit in ReferenceEngine(CORPORA).ask(Request("TX", question, limit=2)).hits] == shown[:2]
 
 
-def test_the_reference_engine_checks_the_question_before_it_reads_a_file() -> None:
-    with pytest.raises(BadInput, match="2,001 characters"):
-        ReferenceEngine(Path("/nonexistent")).ask("TX", "x" * 2001)
+def test_the_reference_engine_is_asked_a_checked_question_before_it_reads_a_file() -> None:
+    with pytest.raises(BadInput, match="2001 characters"):
+        ReferenceEngine(Path("/nonexistent")).ask(Request("TX", "x" * 2001))
 
 
 def test_a_law_by_id_and_a_family_in_corpus_order() -> None:
@@ -80,14 +75,14 @@ def test_a_missing_law_a_bad_state_or_a_state_without_a_file_is_refused() -> Non
     with pytest.raises(NotFound, match="MD has no law 'MD-S99'"):
         reference.get("md", "MD-S99")
     with pytest.raises(BadInput, match="not a state code"):
-        reference.ask("ZZ", "fire hydrant")
+        reference.ask(Request("ZZ", "fire hydrant"))
     with pytest.raises(BadInput, match="no corpus file for WY"):
-        reference.ask("WY", "fire hydrant")
+        reference.ask(Request("WY", "fire hydrant"))
 
 
 def test_the_explained_parts_add_up_to_each_score() -> None:
     reference = ReferenceEngine(CORPORA)
-    answer = reference.ask("AL", "how far must i be behing a firehydrant", 2)
+    answer = reference.ask(Request("AL", "how far must i be behing a firehydrant", limit=2))
     parts = reference.explain(answer)
     assert len(parts) == len(answer.hits) == 2
     for hit, contributions in zip(answer.hits, parts, strict=True):

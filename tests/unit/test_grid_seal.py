@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from indexer.opensearch.cluster.schema import GRID_FIELD, VECTOR_FIELD
-from indexer.opensearch.read.vectors import Meaning
+from indexer.opensearch.cluster.vector_layout import Meaning
 from indexer.opensearch.trust import integrity
 from indexer.opensearch.write import index_body
 from indexer.opensearch.write.index_body import documents

@@ -15,8 +15,11 @@ The OpenSearch layer stands in wings, in this order (docs/architecture.md's tabl
     cluster     indexer/opensearch/cluster/       the client, its errors, the index's shape, plugins, versions
     trust       indexer/opensearch/trust/         ownership, the seal, the laws' and vectors' digests
     read        indexer/opensearch/read/          ask, its statistics and limits, status, meaning
-    write       indexer/opensearch/write/         load, the lock, generations, history
+    write       indexer/opensearch/write/         load, the lock, generations, history: beside read
     (top)       indexer/opensearch/*.py           verify: above every wing
+
+Read and write stand side by side: neither imports the other (what both need of an index, its shape and how its
+rows carry their vectors, is the cluster wing's).
 
 A module imports modules of its own layer or of a layer below it, never one above it, and inside the
 OpenSearch layer of its own wing or a wing below it; no module
@@ -39,7 +42,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "indexer"
 # (which names what it secures with the OpenSearch side's names), the service, the CLI.
 HEIGHTS = {"errors": 0, "observe": 0, "cache": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
 # wing of indexer/opensearch/ -> height; a module of indexer/opensearch/ itself (verify) stands above them all.
-WINGS = {"cluster": 0, "trust": 1, "read": 2, "write": 3}
+WINGS = {"cluster": 0, "trust": 1, "read": 2, "write": 2}  # read and write side by side
 TOP = "top"
 # What the retrieval layer must run without: a server's client, the service's and the CLI's frameworks.
 NOT_IN_RETRIEVAL = {"opensearchpy", "fastapi", "starlette", "uvicorn", "typer", "docker"}
@@ -112,6 +115,8 @@ def violations(root: Path) -> list[str]:
             if theirs == own == "opensearch" and wing(target) in {TOP, *WINGS} and ours is not None:
                 if wing_height(target) > wing_height(name):
                     broken.append(f"{name} imports {target}: the {wing(target)} wing is above {ours}")
+                elif wing_height(target) == wing_height(name) and wing(target) != ours:
+                    broken.append(f"{name} imports {target}: the {wing(target)} wing is beside {ours}")
                 continue
             if theirs is None or theirs == own:
                 continue
@@ -209,7 +214,7 @@ LAWFUL = {
     "opensearch/cluster/schema.py": "FIELD = 'words'\n",
     "opensearch/read/query.py": "from opensearchpy import OpenSearch\nfrom indexer.retrieval.reference import x\n"
     "from indexer.opensearch.cluster.schema import FIELD\n",
-    "opensearch/write/load.py": "from indexer.opensearch.read import query\n",
+    "opensearch/write/load.py": "from indexer.opensearch.cluster.schema import FIELD\n",
     "opensearch/verify.py": "from indexer.opensearch.read.query import ask\n",
     "node/node.py": "import subprocess\nfrom indexer.errors import NodeError\n",
     "service/serve.py": "from indexer.opensearch.read.query import ask\nfrom indexer.node import node\n",
@@ -248,6 +253,16 @@ def test_a_lawful_tree_passes(tmp_path: Path) -> None:
             "opensearch/write/load.py",
             "from indexer.node.node import start\n",
             "indexer.opensearch.write.load imports indexer.node.node: the node layer is above opensearch",
+        ),
+        (
+            "opensearch/write/load.py",
+            "def f():\n    from indexer.opensearch.read.vectors import Meaning\n",
+            "indexer.opensearch.write.load imports indexer.opensearch.read.vectors: the read wing is beside write",
+        ),
+        (
+            "opensearch/read/query.py",
+            "from indexer.opensearch.write import load\n",
+            "indexer.opensearch.read.query imports indexer.opensearch.write.load: the write wing is beside read",
         ),
         (
             "opensearch/trust/integrity.py",

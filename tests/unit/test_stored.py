@@ -12,6 +12,7 @@ import pytest
 from indexer.retrieval import reference, stored
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import read_corpus
+from indexer.retrieval.request import Request
 from indexer.service.engines import ReferenceEngine
 from tests import synthetic
 
@@ -50,31 +51,33 @@ def test_a_stored_state_answers_as_the_built_one_to_the_last_bit(tmp_path: Path)
     store = tmp_path / "store"
     first = ReferenceEngine(corpora, stored=store, stored_from=0)
     built = reference.ask(read_corpus(corpora / "TX.jsonl"), "fire hydrant", 8)
-    _same(first.ask("TX", "fire hydrant"), built)  # the first engine builds, stores, answers from what it built
+    _same(
+        first.ask(Request("TX", "fire hydrant")), built
+    )  # the first engine builds, stores, answers from what it built
     (kept,) = [entry for entry in store.iterdir()]
     assert kept.name == stored.name_of((corpora / "TX.jsonl").read_bytes())
     later = _stored_engine(corpora, store)
     corpus = read_corpus(corpora / "TX.jsonl")
     for question in _questions(laws, []):
         for limit in (1, 8, 100):
-            _same(later.ask("TX", question, limit), reference.ask(corpus, question, limit))
+            _same(later.ask(Request("TX", question, limit=limit)), reference.ask(corpus, question, limit))
 
 
 @pytest.mark.parametrize("made", synthetic.last_bit_corpora(), ids=lambda made: made.name)
 def test_ties_and_the_last_bit_come_out_as_the_spec_orders_them(tmp_path: Path, made: synthetic.LastBit) -> None:
     corpora = _written(tmp_path / "corpora", made.laws)
-    ReferenceEngine(corpora, stored=tmp_path / "store", stored_from=0).ask("TX", "anything")
+    ReferenceEngine(corpora, stored=tmp_path / "store", stored_from=0).ask(Request("TX", "anything"))
     later = _stored_engine(corpora, tmp_path / "store")
     corpus = read_corpus(corpora / "TX.jsonl")
     for question in made.questions:
-        _same(later.ask("TX", question), reference.ask(corpus, question))
+        _same(later.ask(Request("TX", question)), reference.ask(corpus, question))
 
 
 def _stored_once(tmp_path: Path) -> tuple[Path, Path, Path]:
     laws = synthetic.generate_corpus("TX", 400, seed=11)
     corpora = _written(tmp_path / "corpora", laws)
     store = tmp_path / "store"
-    ReferenceEngine(corpora, stored=store, stored_from=0).ask("TX", "fire hydrant")
+    ReferenceEngine(corpora, stored=store, stored_from=0).ask(Request("TX", "fire hydrant"))
     (kept,) = list(store.iterdir())
     return corpora, store, kept
 
@@ -88,7 +91,7 @@ def test_a_stored_state_that_does_not_match_its_manifest_is_built_again(tmp_path
     engine = ReferenceEngine(corpora, stored=store, stored_from=0)
     corpus = read_corpus(corpora / "TX.jsonl")
     for question in ("fire hydrant", "speed limit school zone", "seat belt"):
-        _same(engine.ask("TX", question), reference.ask(corpus, question))
+        _same(engine.ask(Request("TX", question)), reference.ask(corpus, question))
     assert engine._stored["TX"] is None  # built, not read from the damaged one
     _stored_engine(corpora, store)  # and stored again, whole
 
@@ -101,7 +104,7 @@ def test_a_damaged_block_met_by_a_question_is_never_used(tmp_path: Path) -> None
         raw[0] ^= 0x01
         block.write_bytes(bytes(raw))
     corpus = read_corpus(corpora / "TX.jsonl")
-    _same(engine.ask("TX", "fire hydrabt"), reference.ask(corpus, "fire hydrabt"))
+    _same(engine.ask(Request("TX", "fire hydrabt")), reference.ask(corpus, "fire hydrabt"))
     assert engine._stored["TX"] is None
     _stored_engine(corpora, store)
 
@@ -113,20 +116,20 @@ def test_a_changed_file_is_never_answered_from_the_old_one(tmp_path: Path) -> No
     engine = ReferenceEngine(corpora, stored=store, stored_from=0)
     assert engine._stored_state("TX") is None  # not stored yet: built (and stored now)
     corpus = read_corpus(corpora / "TX.jsonl")
-    _same(engine.ask("TX", "fire hydrant"), reference.ask(corpus, "fire hydrant"))
+    _same(engine.ask(Request("TX", "fire hydrant")), reference.ask(corpus, "fire hydrant"))
     assert len(list(store.iterdir())) == 2
-    _same(_stored_engine(corpora, store).ask("TX", "seat belt"), reference.ask(corpus, "seat belt"))
+    _same(_stored_engine(corpora, store).ask(Request("TX", "seat belt")), reference.ask(corpus, "seat belt"))
 
 
 def test_small_files_are_not_stored_and_the_directory_keeps_the_last_used(tmp_path: Path) -> None:
     corpora = Path(__file__).resolve().parents[2] / "corpora"
-    ReferenceEngine(corpora, stored=tmp_path / "store").ask("TX", "fire hydrant")
+    ReferenceEngine(corpora, stored=tmp_path / "store").ask(Request("TX", "fire hydrant"))
     assert not (tmp_path / "store").exists()  # 20 KB: built in milliseconds, never stored
     store = tmp_path / "many"
     (store / "not-ours").mkdir(parents=True)
     for seed in range(stored.KEPT + 2):
         directory = _written(tmp_path / f"c{seed}", synthetic.generate_corpus("TX", 30, seed=seed))
-        ReferenceEngine(directory, stored=store, stored_from=0).ask("TX", "fire hydrant")
+        ReferenceEngine(directory, stored=store, stored_from=0).ask(Request("TX", "fire hydrant"))
     names = {entry.name for entry in store.iterdir()}
     assert "not-ours" in names and len(names) == stored.KEPT + 1
     newest = stored.name_of((tmp_path / f"c{stored.KEPT + 1}" / "TX.jsonl").read_bytes())
@@ -144,9 +147,9 @@ def test_laws_are_read_back_from_their_lines_as_the_file_was_read(tmp_path: Path
     corpora = tmp_path / "corpora"
     corpora.mkdir()
     (corpora / "TX.jsonl").write_text(text, encoding="utf-8", newline="")
-    ReferenceEngine(corpora, stored=tmp_path / "store", stored_from=0).ask("TX", "fire hydrant")
+    ReferenceEngine(corpora, stored=tmp_path / "store", stored_from=0).ask(Request("TX", "fire hydrant"))
     later = _stored_engine(corpora, tmp_path / "store")
     corpus = read_corpus(corpora / "TX.jsonl")
     assert len(corpus.laws) == 60
     for question in synthetic.generate_questions(laws, 40, seed=8):
-        _same(later.ask("TX", question, 60), reference.ask(corpus, question, 60))
+        _same(later.ask(Request("TX", question, limit=60)), reference.ask(corpus, question, 60))

@@ -2,12 +2,8 @@
 // state's alias, for every way (by words, by meaning, hybrid: docs/fusion.md's contract). Node 20's fetch, no
 // dependency; a pipeline that has its own opensearch-js client sends `lawindexQuery(...)` as the body of its
 // own `client.search({ index: alias(state), body })` and reads the hits with `hitsOf`.
-import { type Hit, LawindexError, RETRIEVED_LAWS, type Way, BadRequest, NotFound, UpstreamError, ConnectionFailed } from "./index.js";
-
-/** The fusion's defaults (indexer/retrieval/answers.py; the plugin mirrors them: docs/fusion.md). */
-export const RRF_K = 5;
-export const WORDS_WEIGHT = 1.0;
-export const MEANING_WEIGHT = 4.0;
+import { type Hit, LawindexError, BadRequest, NotFound, UpstreamError, ConnectionFailed } from "./index.js";
+import { MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, type Way, WORDS_WEIGHT, checkAsked } from "./request.js";
 
 /** How a question is asked of the cluster. */
 export interface ClusterAskOptions {
@@ -17,9 +13,9 @@ export interface ClusterAskOptions {
   by?: Way;
   /** By hybrid only: the fusion's k, 1..10,000 (the plugin's default when absent). */
   rrfK?: number;
-  /** By hybrid only: the words part's weight (finite, >= 0). */
+  /** By hybrid only: the words part's weight (0, or 1e-6 to 1e6). */
   wordsWeight?: number;
-  /** By hybrid only: the meaning part's weight (finite, >= 0). */
+  /** By hybrid only: the meaning part's weight (0, or 1e-6 to 1e6). */
   meaningWeight?: number;
 }
 
@@ -53,15 +49,13 @@ export function alias(state: string, namespace = "lawindex"): string {
 
 /** The `_search` body that asks the plugin: `{"lawindex": {"question", "by", ...}}`, the hits' id, kind and law. */
 export function lawindexQuery(question: string, options: ClusterAskOptions = {}): Record<string, unknown> {
-  const by = options.by ?? "words";
+  const by = checkAsked(question, options); // the contract's refusals (src/request.ts), before any request
   const query: Record<string, unknown> = { question };
   if (by !== "words") query.by = by;
   if (by === "hybrid") {
     if (options.rrfK !== undefined) query.rrf_k = options.rrfK;
     if (options.wordsWeight !== undefined) query.words_weight = options.wordsWeight;
     if (options.meaningWeight !== undefined) query.meaning_weight = options.meaningWeight;
-  } else if (options.rrfK !== undefined || options.wordsWeight !== undefined || options.meaningWeight !== undefined) {
-    throw new BadRequest("rrfK, wordsWeight and meaningWeight are for by: hybrid only", 400, null);
   }
   return { size: options.limit ?? RETRIEVED_LAWS, _source: ["id", "kind", "law"], query: { lawindex: query } };
 }

@@ -2,8 +2,7 @@
 // the spec's bm25() ranks them, so a pipeline can call the service where it called bm25(laws, question)
 // and not one answer changes. No dependency: Node 20's fetch.
 
-/** How many laws a question is answered from, as the spec's RETRIEVED_LAWS. */
-export const RETRIEVED_LAWS = 8;
+import { type Way, RETRIEVED_LAWS, checkAsked } from "./request.js";
 
 /** One asked word's part of one law's score; a hit's parts add up to its score. */
 export interface ExplainPart {
@@ -14,10 +13,6 @@ export interface ExplainPart {
   length: number;
   score: number;
 }
-
-/** How a question is asked: by words (the spec's BM25, the default), by meaning (every row by cosine with
- * the question, process rows included), or hybrid (reciprocal-rank fusion of the two full exact rankings). */
-export type Way = "words" | "meaning" | "hybrid";
 
 /** Where each way ranked a hit (from 1) in its full ranking; a way that did not reach it is absent. */
 export interface Ranks {
@@ -43,7 +38,7 @@ export interface Answer {
   state: string;
   question: string;
   /** Absent for words (the default). */
-  by?: "meaning" | "hybrid";
+  by?: Exclude<Way, "words">;
   /** By hybrid only: the k of the fusion. */
   rrf_k?: number;
   /** By hybrid only: each way's weight in the fusion (a part is weight / (rrf_k + rank)). */
@@ -105,7 +100,8 @@ export class LawindexError extends Error {
   }
 }
 
-/** 400: not a state code, a question over 2,000 characters, a bad limit. */
+/** 400: not a state code, a question over 2,000 characters, a parameter out of range or not for its way (the
+ * client refuses these itself, with the service's message, before any request: contract/request.json). */
 export class BadRequest extends LawindexError {
   override readonly name = "BadRequest";
 }
@@ -180,6 +176,7 @@ export class LawindexClient {
 
   /** The whole answer: the question's words, the terms they were expanded to, and the hits. */
   async ask(state: string, question: string, options: AskOptions = {}): Promise<Answer> {
+    checkAsked(question, options);
     const query = new URLSearchParams({ q: question, limit: String(options.limit ?? RETRIEVED_LAWS) });
     if (options.explain) query.set("explain", "true");
     if (options.by !== undefined && options.by !== "words") query.set("by", options.by);
@@ -199,6 +196,7 @@ export class LawindexClient {
     questions: string[],
     options: AskOptions = {},
   ): Promise<(Answer | QuestionError)[]> {
+    checkAsked("", options); // once for the batch: a question too long is an error in its place, as the service says
     const body = {
       questions,
       limit: options.limit ?? RETRIEVED_LAWS,
@@ -272,3 +270,5 @@ export class LawindexClient {
   }
 }
 export * from "./cluster.js";
+export * from "./request.js";
+export { CONTRACT } from "./contract.js";

@@ -67,7 +67,7 @@ describe("ClusterClient's refusals", () => {
     await assert.rejects(cluster.ask("GU", "speed limit"), NotFound);
   });
   test("the fusion's parameters are for hybrid only", () => {
-    assert.throws(() => lawindexQuery("q", { by: "meaning", rrfK: 60 }));
+    assert.throws(() => lawindexQuery("q", { by: "meaning", rrfK: 60 }), /rrf_k: only hybrid takes it, not by meaning/);
     assert.deepEqual(lawindexQuery("q", { by: "hybrid", rrfK: 30, wordsWeight: 1, meaningWeight: 0.5 }).query, {
       lawindex: { question: "q", by: "hybrid", rrf_k: 30, words_weight: 1, meaning_weight: 0.5 },
     });

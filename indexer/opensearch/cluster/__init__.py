@@ -3,4 +3,14 @@ its stored lexicon, the plugin's similarity), and which plugins and versions the
 other wing."""
 
 # The modules other packages import; failover is the connection's own.
-__all__ = ["connection", "fast_search", "plugin_path", "plugins", "reasons", "schema", "stored_lexicon", "versions"]
+__all__ = [
+    "connection",
+    "fast_search",
+    "plugin_path",
+    "plugins",
+    "reasons",
+    "schema",
+    "stored_lexicon",
+    "vector_layout",
+    "versions",
+]

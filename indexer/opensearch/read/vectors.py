@@ -2,21 +2,8 @@
 `knn_vector` for k-NN's windows), and `--by meaning` / `--by hybrid` answered from them, equal to the reference
 engine's answers (indexer.retrieval.meaning), ids and order.
 
-Loading. Where every node has the k-NN plugin (cluster/plugins.py) and the load does not build for the
-lawindex plugin, `lawindex load` gives each state's new index the field `vector`: a `knn_vector` of 256
-dimensions in an index with `index.knn: false` and no `method`, so no graph is built (the window path below
-reads the vectors' doc values only, never a graph: an HNSW graph cost the node 2.9x a words-only load's CPU,
-benchmarks/RESULTS.md; k-NN's documented "score script only" form, answered by the same `knn_score` script).
-Where the load builds for the lawindex plugin, there is no vector field but `vector_grid`, which every index
-with vectors has: its base64 is the vector's one copy, in `_source` (the seal and verify read it there,
-integrity.source_vector) and in doc values (the plugin ranks from them). With a `knn_vector`, each row's
-document carries its vector as the grid's float32 values (indexer.retrieval.embedding), which JSON carries exactly, and
-its grid out of `_source`. Each index's `_meta.lawindex.meaning` has the embedder's model and version, which
-the index's fingerprint includes: a load with another model, or a load where k-NN has appeared since,
-rebuilds the index (the same alias swap, ownership and seal as ever). The seal covers the vectors: the statistics carry
-every row's vector digest beside its law's (indexer/opensearch/trust/integrity.py), and every row the meaning path
-re-scores is checked against both, so an altered vector is refused (exit 4) as an altered law is. Where
-neither k-NN nor the plugin is there the load is the words-only load it always was.
+Loading: the vector fields and the index's meaning are cluster/vector_layout.py's (what the load writes and this
+reads).
 
 Asking by meaning. OpenSearch scores every row exactly, by brute force: a `script_score` query with the
 k-NN plugin's `knn_score` script (`innerproduct`: 1 + dot for a dot >= 0, 1 / (1 - dot) below), in float32;
@@ -53,7 +40,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from indexer.errors import ClusterRefused, NoMeaning
 from indexer.opensearch.cluster import plugins
@@ -61,97 +47,22 @@ from indexer.opensearch.cluster.plugin_path import NO_VECTOR, QUERY
 from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD
 from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # the field's name, where meaning lives
 from indexer.opensearch.trust import integrity, ownership
-from indexer.retrieval.answers import MEANING_WEIGHT, RETRIEVED_LAWS, RRF_K, WORDS_WEIGHT, Answer, Hit, Reached
-from indexer.retrieval.corpus import Corpus, state_code
-from indexer.retrieval.embedding import GRID_BITS, Embedder, Vectors, default_embedder, identity, row_text
+from indexer.retrieval.answers import Answer, Hit, Reached
+from indexer.retrieval.corpus import state_code
+from indexer.retrieval.embedding import Vectors, default_embedder, identity
+from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
-    from opensearchpy import OpenSearch
 
-    from indexer.opensearch.read.query import OpenSearchEngine
+    from indexer.opensearch.read.query import Words
+    from indexer.opensearch.read.searching import Searcher
     from indexer.opensearch.read.statistics import IndexStatistics
-    from indexer.retrieval.vector_store import VectorStore
 
 WINDOW = 16
 WIDEN = 4
 FLOAT32_DOT_SLACK = 1e-4
 HYBRID_WINDOW = 64  # each ranking's first window for hybrid, widened by HYBRID_WIDEN until the fusion is proven
 HYBRID_WIDEN = 2
-
-
-@dataclass(frozen=True)
-class Meaning:
-    """What a load adds to a state's index for meaning: the embedder, and what it makes of a corpus."""
-
-    embedder: Embedder
-    # Vectors kept by the digest of their text (indexer.retrieval.vector_store): a law whose text did not
-    # change is not embedded again. None: every row embedded.
-    store: VectorStore | None = None
-    # A `knn_vector` field (every node has k-NN and the plugin does not rank the index: the window path);
-    # without it the vector is kept in _source only, and the plugin ranks from `vector_grid`, which every
-    # index with vectors has.
-    knn: bool = True
-
-    @property
-    def identity(self) -> str:
-        """What the index's fingerprint records: `model@version`."""
-        return identity(self.embedder)
-
-    @property
-    def layout(self) -> str:
-        """Which vector fields the index has, in its fingerprint: a load where k-NN came or went rebuilds."""
-        return "knn+grid" if self.knn else "grid"
-
-    def extend(self, body: dict[str, Any]) -> dict[str, Any]:
-        """`body` (a create-index request, its `_meta.lawindex` set) with the vector fields: changed, returned."""
-        if self.knn:
-            # No graph (index.knn false, no method): the window path reads doc values only. False, not left out:
-            # an index template giving `index.knn: true` would otherwise build one, on faiss by default.
-            body["settings"]["index"]["knn"] = False
-            body["mappings"]["properties"][VECTOR_FIELD] = mapping(self.embedder.dimension)
-            body["mappings"]["_source"]["excludes"].append(GRID_FIELD)  # the floats are _source's copy
-        # Without a knn_vector the grid is the vector's one copy: in _source (the seal's digest reads it there,
-        # integrity.source_vector) and in doc values (the plugin ranks from them). A row's floats as JSON text
-        # were 2.8 kB, twice the grid's base64, in every request, _source and merge.
-        body["mappings"]["properties"][GRID_FIELD] = {"type": "binary", "doc_values": True}
-        body["mappings"]["_meta"]["lawindex"]["meaning"] = {
-            "model": self.embedder.model,
-            "version": self.embedder.version,
-            "dimension": self.embedder.dimension,
-            "field": VECTOR_FIELD,
-            "grid_field": GRID_FIELD,
-            "knn": self.knn,
-        }
-        return body
-
-    def vectors(self, corpus: Corpus) -> Vectors:
-        """Every row's vector, in corpus order (the kept ones read back, where there is a store)."""
-        texts = [row_text(law) for law in corpus.laws]
-        if self.store is None:
-            return self.embedder.embed(texts)
-        return self.store.vectors(self.embedder, corpus.state, texts)
-
-
-def mapping(dimension: int) -> dict[str, Any]:
-    """The `knn_vector` field for the `knn_score` script only: doc values, no `method`, so no graph (in an index
-    with `index.knn: false`; k-NN's documented exact-search form since OpenSearch 1.x, tried on 3.6.0)."""
-    return {"type": "knn_vector", "dimension": dimension}
-
-
-def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
-    """The meaning a load adds where the load builds for the lawindex plugin (which ranks by meaning from
-    `vector_grid`: no `knn_vector`, k-NN or not) or every node has k-NN (the window path: a graph-free
-    `knn_vector`); None (words only) where neither."""
-    if plugin:
-        return Meaning(default_embedder(), knn=False)
-    return Meaning(default_embedder(), knn=True) if plugins.every_node_has(client, plugins.KNN) else None
-
-
-def grid_units(vectors: Vectors) -> npt.NDArray[np.int32]:
-    """Vectors (a row or a state's rows) as `vector_grid` holds each: 256 little-endian int32, each component times
-    2^20 (exact: the vectors are on that grid). A row's bytes are `grid_units(vectors)[row].tobytes()`."""
-    units: npt.NDArray[np.int32] = np.rint(vectors.astype(np.float64) * float(1 << GRID_BITS)).astype("<i4")
-    return units
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -164,7 +75,7 @@ _MEANING_OF: dict[str, tuple[dict[str, Any] | None, int, bool, bool]] = {}
 _KEPT = 1024
 
 
-def _meaning_of(engine: OpenSearchEngine, stats: IndexStatistics) -> int:
+def _meaning_of(engine: Searcher, stats: IndexStatistics) -> int:
     """How many rows the index holds, once its meaning is checked: vectors there, made by this
     lawindex's embedder; else NoMeaning, saying what is missing."""
     if stats.index not in _MEANING_OF:
@@ -247,9 +158,7 @@ def _rescored(hits: Sequence[dict[str, Any]], question: Vectors) -> list[_Row]:
     return rows
 
 
-def _window(
-    engine: OpenSearchEngine, state: str, stats: IndexStatistics, question: Vectors, size: int
-) -> list[dict[str, Any]]:
+def _window(engine: Searcher, state: str, stats: IndexStatistics, question: Vectors, size: int) -> list[dict[str, Any]]:
     body = _score_query(question)
     found = engine.best_hits(state, stats.index, body, size, 1, source=[*FETCHED, VECTOR_FIELD])
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no
@@ -268,7 +177,7 @@ class _Stale(Exception):
 
 
 def _by_meaning(
-    engine: OpenSearchEngine,
+    engine: Searcher,
     state: str,
     stats: IndexStatistics,
     question: Vectors,
@@ -291,14 +200,15 @@ def _by_meaning(
 
 
 def _hybrid(
-    engine: OpenSearchEngine,
+    engine: Searcher,
+    words_path: Words,
     state: str,
     stats: IndexStatistics,
     question: str,
     asked_vector: Vectors,
     worded: bool,
     limit: int,
-    fusion: tuple[int, float, float],
+    fusion: Fusion,
     rows: int,
 ) -> list[tuple[_Row, float, int | None, int | None]]:
     """The first `limit` rows of the fusion of the two full exact rankings, from windows of each: the exact
@@ -312,13 +222,13 @@ def _hybrid(
     while True:
         if not words_whole:
             # The exact words answer of the first `window` laws (fewer: every law sharing a word).
-            by_words = [hit.order for hit in engine.ask(state, question, window).hits]
+            by_words = [hit.order for hit in words_path.ask(state, question, window).hits]
             words_whole = len(by_words) < window
             if engine.cached_statistics(state).index != stats.index:
                 raise _Stale  # the words came from a newer generation than the meaning
         whole = rows if window >= rows else None
         by_meaning = _by_meaning(engine, state, stats, asked_vector, window, whole, window // 4 + WINDOW)
-        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, *fusion)
+        fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, fusion)
         if fused is not None:
             by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
             return [(by_order[one.index], one.score, one.words, one.meaning) for one in fused]
@@ -327,24 +237,16 @@ def _hybrid(
         window *= HYBRID_WIDEN
 
 
-def answer(
-    engine: OpenSearchEngine,
-    state: str,
-    question: str,
-    limit: int = RETRIEVED_LAWS,
-    by: str = "meaning",
-    rrf_k: int = RRF_K,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> Answer:
-    """The answer by meaning or hybrid from OpenSearch: the reference engine's, ids and order."""
+def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
+    """The answer by meaning or hybrid from OpenSearch (asked through `engine`'s searches, hybrid's words ranking
+    from `words_path`): the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
     from indexer.opensearch.read.rescore import law_of
-    from indexer.retrieval.meaning import fusion_of, question_vector
+    from indexer.retrieval.meaning import question_vector
     from indexer.retrieval.words import words
 
-    state = state_code(state)
-    fusion = fusion_of(by, rrf_k, words_weight, meaning_weight)
+    state, question, limit = state_code(request.state), request.question, request.limit
+    fields = request.answer_fields()
     asked_vector: Vectors | None = None  # embedded here only off the plugin path (the node embeds it there)
     with errors_translated(engine.connection):
         for attempt in range(2):
@@ -356,8 +258,10 @@ def answer(
                     continue  # the cached generation may be an old one: asked again of the alias's own
                 raise
             terms = stats.spelling.terms(words(question))
+            if not request.embeddable:  # nothing to embed (indexer.retrieval.request): near no row
+                return Answer(state, question, words(question), terms, [], **fields, reached=[])
             if on_plugin(engine, stats):
-                found = _from_plugin(engine, state, stats, question, limit, by, rrf_k, words_weight, meaning_weight)
+                found = _from_plugin(engine, stats, request)
                 if found is None:
                     continue  # the alias moved since its statistics were read
                 hits, reached = [], []
@@ -366,21 +270,31 @@ def answer(
                     tfs = {term: counts_of[term] for term in terms if counts_of.get(term)}
                     hits.append(Hit(law_of(source), value, int(source["order"]), tfs, int(source["length"])))
                     reached.append(Reached(words_rank, meaning_rank, cosine))
-                return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
+                return Answer(state, question, words(question), terms, hits, **fields, reached=reached)
             if asked_vector is None:
                 asked_vector = question_vector(question)
             if not asked_vector.any():
-                return Answer(state, question, words(question), terms, [], by=by, **fusion, reached=[])
+                return Answer(state, question, words(question), terms, [], **fields, reached=[])
             chosen: list[tuple[_Row, float, int | None, int | None]]
             try:
-                if by == "meaning":
+                if request.way is Way.meaning:
                     chosen = [
                         (row, row.cosine, None, rank)
                         for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
                     ]
                 else:
-                    weighted = (rrf_k, words_weight, meaning_weight)
-                    chosen = _hybrid(engine, state, stats, question, asked_vector, bool(terms), limit, weighted, rows)
+                    chosen = _hybrid(
+                        engine,
+                        words_path,
+                        state,
+                        stats,
+                        question,
+                        asked_vector,
+                        bool(terms),
+                        limit,
+                        request.fusion,
+                        rows,
+                    )
             except _Stale:
                 continue
             hits, reached = [], []
@@ -389,32 +303,25 @@ def answer(
                 tfs = {term: counts[term] for term in terms if counts.get(term)}
                 hits.append(Hit(law_of(row.source), value, row.order, tfs, int(row.source["length"])))
                 reached.append(Reached(words_rank, meaning_rank, row.cosine))
-            return Answer(state, question, words(question), terms, hits, by=by, **fusion, reached=reached)
+            return Answer(state, question, words(question), terms, hits, **fields, reached=reached)
     raise ClusterRefused(
         f"the index behind {state}'s alias changed twice while the question was answered", hint="ask again"
     )
 
 
-def on_plugin(engine: OpenSearchEngine, stats: IndexStatistics) -> bool:
+def on_plugin(engine: Searcher, stats: IndexStatistics) -> bool:
     """True when the plugin ranks this index by meaning: built for the plugin, with `vector_grid` (a load of this
     lawindex on a cluster with the plugin); an older plugin-path index with k-NN vectors only takes the windows."""
     _meaning_of(engine, stats)  # reads and keeps the index's `_meta` once
     return _MEANING_OF[stats.index][3]
 
 
-def plugin_meaning_query(
-    question: str,
-    size: int,
-    by: str,
-    rrf_k: int,
-    words_weight: float = WORDS_WEIGHT,
-    meaning_weight: float = MEANING_WEIGHT,
-) -> dict[str, Any]:
+def plugin_meaning_query(question: str, size: int, way: Way, fusion: Fusion = DEFAULT_FUSION) -> dict[str, Any]:
     """The search body of the plugin's query by meaning or hybrid: every row ranked on the node, the first `size`
     returned, each with its explanation (the exact float64 score, cosine and ranks: docs/plugin.md)."""
-    query: dict[str, Any] = {"question": question, "by": by}
-    if by == "hybrid":
-        query.update(rrf_k=rrf_k, words_weight=words_weight, meaning_weight=meaning_weight)
+    query: dict[str, Any] = {"question": question, "by": way.value}
+    if way is Way.hybrid:
+        query.update(fusion.parameters())
     return {
         "size": size,
         "track_total_hits": False,
@@ -430,7 +337,7 @@ def plugin_meaning_query(
 BARE = re.compile(r"the law of corpus order \[(-?\d+)\] " + re.escape(NO_VECTOR))
 
 
-def _law_at(engine: OpenSearchEngine, index: str, order: int) -> str:
+def _law_at(engine: Searcher, index: str, order: int) -> str:
     """The id of the law at corpus order `order` of `index` (its document's `id`), for a refusal's message; the
     order itself where no document has it."""
     found = engine.client.search(index=index, body={"size": 1, "query": {"term": {"order": order}}, "_source": ["id"]})[
@@ -452,25 +359,18 @@ def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float
 
 
 def _from_plugin(
-    engine: OpenSearchEngine,
-    state: str,
-    stats: IndexStatistics,
-    question: str,
-    limit: int,
-    by: str,
-    rrf_k: int,
-    words_weight: float,
-    meaning_weight: float,
+    engine: Searcher, stats: IndexStatistics, request: Request
 ) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
     """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
     cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
-    body = plugin_meaning_query(question, limit, by, rrf_k, words_weight, meaning_weight)
+    state = state_code(request.state)
+    body = plugin_meaning_query(request.question, request.limit, request.way, request.fusion)
     from opensearchpy import TransportError
 
     try:
-        response = engine._response(state, body, 1)
+        response = engine.response(state, body, 1)
     except TransportError as error:
         bare = BARE.search(json.dumps(error.info)) if error.status_code == 400 else None
         if bare is None:
@@ -480,7 +380,7 @@ def _from_plugin(
         if {str(shard.get("index")) for shard in failed} - {stats.index}:
             return None  # another generation answered
         law = _law_at(engine, stats.index, int(bare.group(1)))
-        raise engine.statistics_cache.refusal(state, stats.index, integrity.altered_problem(stats.index, law)) from None
+        raise engine.refusal(state, stats.index, integrity.altered_problem(stats.index, law)) from None
     hits: list[dict[str, Any]] = response["hits"]["hits"]
     # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
     # to rank), ask the alias, as the windows do.

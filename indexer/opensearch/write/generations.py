@@ -19,7 +19,7 @@ from indexer.retrieval.corpus import Corpus
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.read.vectors import Meaning
+    from indexer.opensearch.cluster.vector_layout import Meaning
 
 
 def serving(client: OpenSearch, state: str, namespace: str = DEFAULT_NAMESPACE) -> str | None:

@@ -32,13 +32,13 @@ from indexer.retrieval.lexicon import Lexicon
 from indexer.retrieval.words import ranked, ranked_text
 
 if TYPE_CHECKING:
-    from indexer.opensearch.read.vectors import Meaning
+    from indexer.opensearch.cluster.vector_layout import Meaning
     from indexer.retrieval.statistics import Counts
 
 
 def fingerprint(corpus: Corpus, meaning: Meaning | None = None) -> str:
     """What an index was built from: the corpus file, laws.json and the schema, and the embedder of its
-    vectors where it has them (indexer.opensearch.read.vectors); unchanged means equal."""
+    vectors where it has them (indexer.opensearch.cluster.vector_layout); unchanged means equal."""
     made = f"{SCHEMA}:{corpus.sha256}:{mappings.fingerprint()}"
     return made if meaning is None else f"{made}:meaning={meaning.identity}:{meaning.layout}"
 
@@ -73,7 +73,7 @@ def documents(
         grid = None
         if embedded is not None:
             if order % _ROWS_AT_ONCE == 0:
-                from indexer.opensearch.read.vectors import grid_units
+                from indexer.opensearch.cluster.vector_layout import grid_units
 
                 # _ROWS_AT_ONCE rows at a time, not a row at a time (a dozen numpy calls a row: 5-9 s of a 50-state
                 # load's client CPU) nor a state at once (51,781 rows: two 106 MB arrays of float64 on the way):
@@ -180,7 +180,7 @@ def body(
     # mid-load (another load of the state took it for an orphan), they fail instead of auto-creating a
     # namesake with dynamic mappings and no analyzer, which a count check cannot tell from the real one.
     if meaning is not None:
-        meaning.extend(made)  # the vector field, for --by meaning and hybrid (indexer.opensearch.read.vectors)
+        meaning.extend(made)  # the vector field, for --by meaning and hybrid (indexer.opensearch.cluster.vector_layout)
     made["aliases"] = {filling(index): {}}
     return made
 

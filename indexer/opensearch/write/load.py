@@ -46,7 +46,7 @@ from indexer.retrieval.corpus import Corpus
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from indexer.opensearch.read.vectors import Meaning
+    from indexer.opensearch.cluster.vector_layout import Meaning
     from indexer.retrieval.vector_store import VectorStore
 
 
@@ -57,7 +57,7 @@ class LoadOptions:
     `replicas` fixes the new index's replicas (default: mappings/laws.json's auto_expand_replicas 0-1); the
     alias moves only once the index is green, within `green_timeout` seconds (GREEN_TIMEOUT by default).
     `plugin`: build for the lawindex plugin (indexer.opensearch.cluster.plugin_path); by default, where every node of
-    the cluster has it. `meaning`: the embedder whose vectors the index carries (indexer.opensearch.read.vectors),
+    the cluster has it. `meaning`: the embedder whose vectors the index carries (cluster/vector_layout.py),
     none by default; `words_only` says in the index that it was loaded without them by choice (`--no-vectors`),
     so that meaning asked of it is refused saying so. `force` rebuilds the state even when its index is intact.
     `chunk_size`, `max_retries` and `initial_backoff` shape the bulk fill (indexer.opensearch.write.fill); `wait` is
@@ -343,7 +343,7 @@ def load(
     failures: dict[str, dict[str, Any]] = {}
     finished: list[StateLoad] = []
     with errors_translated(connection):
-        from indexer.opensearch.read.vectors import for_cluster
+        from indexer.opensearch.cluster.vector_layout import for_cluster
 
         check_supported(connection, client)  # before anything is written
         plugin = plugin_path.wanted(client, plugin)  # asked once for every state
