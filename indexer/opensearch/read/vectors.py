@@ -441,7 +441,7 @@ def _law_at(engine: OpenSearchEngine, index: str, order: int) -> str:
 
 def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
     """A plugin hit's exact score, words rank, meaning rank and cosine, from its explanation's details."""
-    details = {str(d["description"]).split(":")[0]: d["value"] for d in hit["_explanation"]["details"]}
+    details = {str(d["description"]).split(":")[0]: d["value"] for d in _plugin_details(hit["_explanation"])}
     words_rank = details.get("words rank")
     return (
         float(details["exact score"]),
@@ -449,6 +449,19 @@ def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float
         int(details["meaning rank"]),
         float(details["cosine"]),
     )
+
+
+def _plugin_details(explanation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The details of the lawindex query's own explanation: the top one, or, through the state's alias, the one
+    under the bool its filter (schema.ALIAS_FILTER) wraps the query in; [] where none is there."""
+    details: list[dict[str, Any]] = explanation.get("details", [])
+    if any(str(detail["description"]).startswith("exact score") for detail in details):
+        return details
+    for detail in details:
+        found = _plugin_details(detail)
+        if found:
+            return found
+    return []
 
 
 def _from_plugin(
