@@ -20,11 +20,17 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def reporting() -> Iterator[None]:
-    """Run a command's library call; a LawindexError becomes `error: ...` on stderr and its exit code."""
+def reporting(json_lines: bool = False) -> Iterator[None]:
+    """Run a command's library call; a LawindexError becomes `error: ...` on stderr and its exit code (with
+    `json_lines`, `serve --log-format json`'s: one JSON object, `level` error, with its `hint` and `exit_code`)."""
     try:
         yield
     except LawindexError as error:
+        if json_lines:
+            from indexer.service.access_log import json_line
+
+            json_line("error", error.message, hint=error.hint, exit_code=error.exit_code)
+            raise typer.Exit(error.exit_code) from None
         typer.echo(f"error: {error.message}", err=True)
         if error.hint:
             typer.echo(f"hint: {error.hint}", err=True)
@@ -64,11 +70,18 @@ TimeoutOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object a line on stdout")]
 
 
-def connect(url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None) -> Connection:
-    """The Connection the options describe; users and passwords come only from the environment."""
+def connect(
+    url: str | None, ca_certs: str | None, insecure: bool, timeout: float | None, json_lines: bool = False
+) -> Connection:
+    """The Connection the options describe; users and passwords come only from the environment. `--insecure`
+    warns on stderr (as a JSON object with `json_lines`)."""
     from indexer.opensearch.cluster.connection import Connection
 
-    if insecure:
+    if insecure and json_lines:
+        from indexer.service.access_log import json_line
+
+        json_line("warning", "--insecure: TLS certificates are not verified")
+    elif insecure:
         typer.echo("warning: --insecure: TLS certificates are not verified", err=True)
     return Connection.from_env(url, ca_certs=ca_certs, insecure=insecure, timeout=timeout)
 
