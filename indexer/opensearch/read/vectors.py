@@ -441,7 +441,9 @@ def _law_at(engine: OpenSearchEngine, index: str, order: int) -> str:
 
 def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
     """A plugin hit's exact score, words rank, meaning rank and cosine, from its explanation's details."""
-    details = {str(d["description"]).split(":")[0]: d["value"] for d in _plugin_details(hit["_explanation"])}
+    details = {
+        str(d["description"]).split(":")[0]: d["value"] for d in plugin_explanation(hit["_explanation"])["details"]
+    }
     words_rank = details.get("words rank")
     return (
         float(details["exact score"]),
@@ -451,17 +453,12 @@ def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float
     )
 
 
-def _plugin_details(explanation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The details of the lawindex query's own explanation: the top one, or, through the state's alias, the one
-    under the bool its filter (schema.ALIAS_FILTER) wraps the query in; [] where none is there."""
-    details: list[dict[str, Any]] = explanation.get("details", [])
-    if any(str(detail["description"]).startswith("exact score") for detail in details):
-        return details
-    for detail in details:
-        found = _plugin_details(detail)
-        if found:
-            return found
-    return []
+def plugin_explanation(explanation: dict[str, Any]) -> dict[str, Any]:
+    """The lawindex query's own explanation of a hit: the top one on an index; through a state's alias, the first
+    detail of the bool ("sum of:") that the alias's filter (schema.ALIAS_FILTER) wraps the query in."""
+    while explanation.get("description") == "sum of:" and explanation.get("details"):
+        explanation = explanation["details"][0]
+    return explanation
 
 
 def _from_plugin(
