@@ -23,11 +23,17 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def reporting() -> Iterator[None]:
-    """Run a command's library call; a LawindexError becomes `error: ...` on stderr and its exit code."""
+def reporting(json_lines: bool = False) -> Iterator[None]:
+    """Run a command's library call; a LawindexError becomes `error: ...` on stderr and its exit code (with
+    `json_lines`, `serve --log-format json`'s: one JSON object, `level` error, with its `hint` and `exit_code`)."""
     try:
         yield
     except LawindexError as error:
+        if json_lines:
+            from indexer.service.access_log import json_line
+
+            json_line("error", error.message, hint=error.hint, exit_code=error.exit_code)
+            raise typer.Exit(error.exit_code) from None
         typer.echo(f"error: {error.message}", err=True)
         if error.hint:
             typer.echo(f"hint: {error.hint}", err=True)
@@ -123,11 +129,16 @@ class Cluster:
     insecure: bool = False
     timeout: float | None = None
 
-    def connect(self) -> Connection:
-        """The Connection the options describe (a warning on stderr with --insecure, every use)."""
+    def connect(self, json_lines: bool = False) -> Connection:
+        """The Connection the options describe (a warning on stderr with --insecure, every use: as a JSON object
+        with `json_lines`)."""
         from indexer.opensearch.cluster.connection import Connection
 
-        if self.insecure:
+        if self.insecure and json_lines:
+            from indexer.service.access_log import json_line
+
+            json_line("warning", "--insecure: TLS certificates are not verified")
+        elif self.insecure:
             typer.echo("warning: --insecure: TLS certificates are not verified", err=True)
         return Connection.from_env(self.url, ca_certs=self.ca_certs, insecure=self.insecure, timeout=self.timeout)
 

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 # A question is at most 2,000 characters (contract/request.json), 8,000 bytes of UTF-8; a line far past that
 # is not a question, and no line is read past this bound.
 MAX_LINE_BYTES = 1 << 16
+# A file of questions (`--from FILE`) is a regular file of at most this (indexer.retrieval.files): a million
+# short questions, 8,000 of the longest. Standard input is a stream, read a bounded line at a time.
+MAX_FROM_BYTES = 64 << 20
 
 
 class EngineName(StrEnum):
@@ -47,9 +50,11 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
     the error a line is (bytes that are not UTF-8). Blank lines are skipped: in a file of questions a
     blank line is spacing, not a question."""
     from indexer.errors import BadInput
+    from indexer.retrieval.files import binary_stream
 
+    stream = sys.stdin.buffer if source == "-" else None
     try:
-        with contextlib.nullcontext(sys.stdin.buffer) if source == "-" else open(source, "rb") as handle:
+        with contextlib.nullcontext(stream) if stream else binary_stream(Path(source), MAX_FROM_BYTES) as handle:
             for number in itertools.count(1):
                 # Bounded: `--from /dev/zero` (no line end, ever) was read until a MemoryError.
                 raw = handle.readline(MAX_LINE_BYTES + 1)

@@ -65,7 +65,7 @@ def serve(
         LogFormat,
         typer.Option(
             "--log-format",
-            help="text: no access log; json: one JSON object a request on stderr (docs/operations.md).",
+            help="text: no access log; json: every line on stderr one JSON object, one a request (docs/operations.md).",
         ),
     ] = LogFormat.text,
     log_questions: Annotated[
@@ -82,8 +82,9 @@ def serve(
     # in flight yet. (Before Python reaches this line, the signal ends the process as it would any.)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stopped)
-    with reporting():
-        from indexer.service.access_log import Observing
+    json_lines = log_format is LogFormat.json  # then every line on stderr is one JSON object, this one's too
+    with reporting(json_lines):
+        from indexer.service.access_log import Observing, json_line
         from indexer.service.client_limits import Limits, open_files_for
         from indexer.service.serve import check_address
         from indexer.service.serve import serve as run
@@ -93,14 +94,17 @@ def serve(
             header_timeout=header_timeout, body_timeout=body_timeout, max_connections=max_connections,
             max_in_flight=max_in_flight,
         )  # fmt: skip
-        connection = cluster.connect()
+        connection = cluster.connect(json_lines)
         check_address(host, port)
         open_files_for(limits)
-        typer.echo(
+        banner = (
             f"lawindex serve: http://{host}:{port} over OpenSearch at {connection.url} "
-            f"({workers} worker{'s' if workers > 1 else ''})",
-            err=True,
+            f"({workers} worker{'s' if workers > 1 else ''})"
         )
+        if json_lines:
+            json_line("info", banner, url=f"http://{host}:{port}", opensearch=connection.url, workers=workers)
+        else:
+            typer.echo(banner, err=True)
         run(
             connection,
             host=host,

@@ -40,6 +40,7 @@ from indexer.opensearch.cluster.schema import terms_query
 from indexer.opensearch.trust import ownership
 from indexer.retrieval import reference, scoring
 from indexer.retrieval.corpus import Corpus
+from indexer.retrieval.files import text_lines
 from indexer.retrieval.reference import Statistics
 from indexer.retrieval.request import RETRIEVED_LAWS
 from indexer.retrieval.words import ranked
@@ -186,15 +187,14 @@ def default_questions(corpus: Corpus) -> list[str]:
     return list(questions)
 
 
+# `--from`: a question is at most 2,000 characters (8,000 bytes); a file of them is not gigabytes.
+MAX_QUESTIONS_BYTES = 64 << 20
+MAX_QUESTION_LINE = 1 << 16
+
+
 def read_questions(path: Path) -> list[str]:
-    """Questions from a file, one a line; blank lines skipped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read questions ({error.strerror})") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not UTF-8") from None
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    """Questions from a file, one a line; blank lines skipped; read within bounds (indexer.retrieval.files)."""
+    return [line.strip() for _, line in text_lines(path, MAX_QUESTIONS_BYTES, MAX_QUESTION_LINE) if line.strip()]
 
 
 # ---------------------------------------------------------------------------------------------------

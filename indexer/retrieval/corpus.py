@@ -24,9 +24,7 @@ What a file may be:
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
 
 from indexer.errors import BadInput, CorpusError
+from indexer.retrieval.files import BOM as _BOM
+from indexer.retrieval.files import read_file
 
 # USPS codes: the 50 states, DC, and the territories. An index name is only ever made from one of these.
 _CODES = (
@@ -131,7 +131,6 @@ MAX_LINE_BYTES = 1 << 20
 # there could be is not a corpus, and reading it whole (the reader holds the file and its lines at once)
 # would cost gigabytes before the first line is checked.
 MAX_FILE_BYTES = 256 << 20
-_BOM = b"\xef\xbb\xbf"
 
 
 def _refuse_constant(name: str) -> object:
@@ -198,17 +197,13 @@ def read_corpus(path: Path, *, fingerprint: bool = True) -> Corpus:
 
 def read_bytes(path: Path) -> bytes:
     """The bytes of one `<STATE>.jsonl` file, read once; a CorpusError for a name that is not a state's, a
-    file that is not a regular one, too large, or changed while it was read."""
-    name = str(path)
+    file that is not a regular one, too large, or changed while it was read (indexer.retrieval.files)."""
     state = path.stem.upper()
     if path.suffix != ".jsonl" or path.stem != state or state not in STATES:
-        raise CorpusError(name, 0, None, "the file name is not a state code: expected <STATE>.jsonl, like TX.jsonl")
-    raw_file, before, after = _read_whole(path)
-    # A file rewritten in place while it was read can stop at a line end and read as a shorter, valid
-    # corpus. Refuse it: replace corpus files by renaming a finished file over the old one.
-    if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(raw_file) != after.st_size:
-        raise CorpusError(name, 0, None, "changed while it was read; write the new file beside it and rename it over")
-    return raw_file
+        raise CorpusError(
+            str(path), 0, None, "the file name is not a state code: expected <STATE>.jsonl, like TX.jsonl"
+        )
+    return read_file(path, MAX_FILE_BYTES)
 
 
 def law_lines(raw_file: bytes) -> Iterator[tuple[int, int, bytes]]:
@@ -301,55 +296,6 @@ def _careful_row(name: str, number: int, raw: bytes) -> object:
             name, number, surrogate, "holds a lone surrogate escape (like \\ud800), which is not a character"
         )
     return row
-
-
-def _read_whole(path: Path) -> tuple[bytes, os.stat_result, os.stat_result]:
-    """The bytes of a regular file, read once, with its status before and after the read; a CorpusError
-    for anything else, before a byte of it is read. Opened without blocking (a FIFO would otherwise wait
-    for a writer at `open`), then refused by what `fstat` says it is; read with a bound of its size and
-    one byte, so that a file growing under the reader is caught by its size, not read without end."""
-    name = str(path)
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
-    try:
-        before = os.fstat(descriptor)
-        kind = _not_regular(before.st_mode)
-        if kind is not None:
-            raise CorpusError(name, 0, None, f"cannot be read: not a regular file ({kind})")
-        if before.st_size > MAX_FILE_BYTES:
-            raise CorpusError(
-                name, 0, None, f"the file has {before.st_size:,} bytes, more than the {MAX_FILE_BYTES:,} accepted"
-            )
-        chunks: list[bytes] = []
-        left = before.st_size + 1
-        while left > 0:
-            chunk = os.read(descriptor, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        after = os.fstat(descriptor)
-    except OSError as error:
-        raise CorpusError(name, 0, None, f"cannot be read: {error.strerror or error}") from None
-    finally:
-        os.close(descriptor)
-    return b"".join(chunks), before, after
-
-
-def _not_regular(mode: int) -> str | None:
-    """What a file that is not a regular one is (`a FIFO`), or None for a regular file."""
-    for test, kind in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return kind
-    return None if stat.S_ISREG(mode) else "not a file"
 
 
 def read_corpora(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import time
@@ -45,6 +46,8 @@ LOG_FORMATS = ("text", "json")
 ASK_ROUTE = "/v1/states/{state}/ask"
 # A request id a client sends is kept when it is this short and plain (it goes into a header and a log line).
 _REQUEST_ID = re.compile(rb"[A-Za-z0-9._:/+=-]{1,128}")
+# The id a refusal's response carries (indexer.service.client_limits._response).
+_REFUSAL_ID = re.compile(rb"\r\nx-request-id: ([0-9a-f]+)\r\n")
 _WAYS = frozenset(Way)  # indexer.retrieval.request
 
 
@@ -70,12 +73,13 @@ def observed(app: App, observing: Observing, client: Any, namespace: str, in_fli
     if measured is None and log is None:
         return app
 
-    def refused(response: bytes) -> None:
+    def refused(response: bytes, detail: str | None = None) -> None:
         status, reason = refusal_reason(response)
         if measured is not None:
             measured.refused(status, reason)
         if log is not None:
-            log.refused(status, reason)
+            found = _REFUSAL_ID.search(response)
+            log.refused(status, reason, found.group(1).decode("ascii") if found else None, detail)
 
     client_limits.REFUSED = refused
     return Observed(app, measured, log, in_flight)
@@ -90,7 +94,7 @@ class AccessLog:
 
     def write(self, record: Record, seconds: float) -> None:
         line: dict[str, Any] = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "time": _now(),
             "request_id": record.request_id,
             "method": record.method,
             "route": record.route,
@@ -107,16 +111,17 @@ class AccessLog:
             line["question"] = record.questions[0] if len(record.questions) == 1 else record.questions
         self._out(line)
 
-    def refused(self, status: int, reason: str) -> None:
-        """A connection refused before its request was whole."""
-        self._out(
-            {
-                "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                "request_id": uuid.uuid4().hex,
-                "status": status,
-                "refused": reason,
-            }
-        )
+    def refused(self, status: int, reason: str, request_id: str | None = None, detail: str | None = None) -> None:
+        """A connection refused before its request was whole, or not HTTP (`detail`: what the parser found)."""
+        line = {
+            "time": _now(),
+            "request_id": request_id or uuid.uuid4().hex,
+            "status": status,
+            "refused": reason,
+        }
+        if detail is not None:
+            line["detail"] = detail
+        self._out(line)
 
     def _out(self, line: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # a closed stderr must not fail the request
@@ -130,6 +135,8 @@ def refusal_reason(response: bytes) -> tuple[int, str]:
         return status, "header_timeout" if b"headers did not arrive" in response else "body_timeout"
     if status == 431:
         return status, "headers_too_large"
+    if status == 400:
+        return status, "invalid_request"
     return status, "connections"
 
 
@@ -204,6 +211,67 @@ class Observed:
         headers = [(b"content-type", CONTENT_TYPE.encode()), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def _now(at: datetime | None = None) -> str:
+    return (at or datetime.now(UTC)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def json_line(level: str, message: str, **fields: Any) -> None:
+    """One line of the service's own (not a request's) on stderr as `--log-format json` writes it."""
+    with contextlib.suppress(OSError):
+        os.write(2, orjson.dumps({"time": _now(), "level": level, "message": message, **fields}) + b"\n")
+
+
+class JsonFormatter(logging.Formatter):
+    """uvicorn's lines (start, stop, errors) and any other logger's, each as one JSON object: `time`, `level`,
+    `logger`, `message`, and a traceback's text in `exception` (not lines of its own)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(line).decode("utf-8")
+
+
+class ToldElsewhere(logging.Filter):
+    """Drops uvicorn's "Invalid HTTP request received.": the protocol tells that request with its reason and id
+    (indexer.service.client_limits.GuardedProtocol.send_400_response)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "uvicorn.error" and record.msg == INVALID_REQUEST)
+
+
+INVALID_REQUEST = "Invalid HTTP request received."
+
+
+def log_config(log_format: str) -> dict[str, Any] | None:
+    """uvicorn's `log_config` for `log_format`: None (uvicorn's own) for text; for json, every logger's lines
+    (uvicorn's and the root's: opensearch-py's, Python's warnings) as JSON objects on stderr."""
+    if log_format != "json":
+        return None
+    here = "indexer.service.access_log"
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "filters": ["told"], "stream": "ext://sys.stderr"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": f"{here}.JsonFormatter"}},
+        "filters": {"told": {"()": f"{here}.ToldElsewhere"}},
+        "handlers": {"stderr": handler},
+        "root": {"handlers": ["stderr"], "level": "WARNING"},
+        "loggers": {
+            "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+            "uvicorn.error": {"level": "INFO"},
+            "uvicorn.access": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        },
+    }
 
 
 def _request_id(headers: list[tuple[bytes, bytes]]) -> bytes:

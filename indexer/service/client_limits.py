@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import sys
+import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -93,9 +95,10 @@ class Limits:
 
 
 LIMITS = Limits()
-# Told of each refusal this layer writes (its whole response), for the metrics and the access log
-# (indexer.service.access_log); None: no one listens.
-REFUSED: Callable[[bytes], None] | None = None
+# Told of each refusal this layer writes (its whole response, which carries an X-Request-Id, and what the parser
+# found wrong with a request it could not read), for the metrics and the access log (indexer.service.access_log);
+# None: no one listens.
+REFUSED: Callable[[bytes, str | None], None] | None = None
 
 
 def configure(limits: Limits) -> None:
@@ -137,6 +140,7 @@ def _response(status: int, reason: str, error: str, hint: str, retry_after: int 
         "content-type: application/json",
         f"content-length: {len(body)}",
         "connection: close",
+        f"x-request-id: {uuid.uuid4().hex}",  # the access log's line of the refusal names it too
     ]
     if retry_after is not None:
         headers.append(f"retry-after: {retry_after}")
@@ -240,11 +244,11 @@ class GuardedProtocol(HttpToolsProtocol):
         self.waiting.leave(self)
         super().connection_lost(exc)
 
-    def _refuse(self, response: bytes | None) -> None:
+    def _refuse(self, response: bytes | None, detail: str | None = None) -> None:
         """Close this connection now, after `response` if any; it no longer counts against the bound."""
         self.refused = True
         if response is not None and REFUSED is not None:
-            REFUSED(response)
+            REFUSED(response, detail)
         self._stop_timers()
         self.waiting.leave(self)
         self.connections.discard(self)
@@ -295,6 +299,8 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.awaiting_headers:
             self.header_bytes += len(data)
         super().data_received(data)
+        if self.refused:  # not HTTP (send_400_response): answered and closed
+            return
         if self.awaiting_headers and self.header_bytes > self.limits.max_header_bytes:
             self._refuse(
                 _response(
@@ -308,6 +314,17 @@ class GuardedProtocol(HttpToolsProtocol):
             self.waiting.began(self)
         elif self.awaiting_body and self.body_timer is None and not self.transport.is_closing():
             self.body_timer = self.loop.call_later(self.limits.body_timeout, self._body_late)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request the parser could not read (a bare CR or LF, an obs-fold, a NUL in a header): 400 and closed,
+        as uvicorn answers it, and told with the parser's reason and a request id; uvicorn's own line for it
+        ("Invalid HTTP request received.") says neither. uvicorn calls this in its `except HttpParserError`."""
+        error = sys.exc_info()[1]
+        detail = str(error) if error is not None and str(error) else msg
+        self._refuse(
+            _response(400, "Bad Request", f"not a valid HTTP request: {detail}", "send a well-formed HTTP/1.1 request"),
+            detail,
+        )
 
     def on_headers_complete(self) -> None:
         self.awaiting_headers = False

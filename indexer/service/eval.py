@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.errors import BadInput, CorpusError
 from indexer.retrieval.corpus import state_code
+from indexer.retrieval.files import text_lines
 from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
@@ -47,6 +48,10 @@ DEPTH = 100
 MEASURES = ("R@8", "RR@8", "nDCG@8")
 SPLITS = ("tuning", "held-out")
 NAMES = {"R@8": "recall@8", "RR@8": "MRR@8", "nDCG@8": "nDCG@8"}
+# Judged questions, qrels and an earlier run are read whole (indexer.retrieval.files): a judged line is a
+# question (2,000 characters at most) and its laws' ids, an earlier run's line a question's measures.
+MAX_FILE_BYTES = 64 << 20
+MAX_LINE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -153,12 +158,8 @@ def _field(obj: dict[str, Any], name: str, file: str, line: int) -> str:
 
 
 def _json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(f"{path}: cannot read: {error}") from None
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in _lines(path):
         if not line.strip():
             continue
         try:
@@ -171,12 +172,14 @@ def _json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+def _lines(path: Path) -> list[tuple[int, str]]:
+    """The numbered lines of one of eval's files, within its bounds (indexer.retrieval.files)."""
+    return text_lines(path, MAX_FILE_BYTES, MAX_LINE_BYTES)
+
+
 def read_judged(path: Path, questions: Path | None = None) -> list[Judged]:
     """The judged questions of `path`: JSON lines, or TREC qrels with `questions` (JSON lines)."""
-    try:
-        head = next((line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()), "")
-    except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(f"{path}: cannot read: {error}") from None
+    head = next((line for _, line in _lines(path) if line.strip()), "")
     judged = _from_json(path) if head.lstrip().startswith("{") else _from_trec(path, questions)
     if not judged:
         raise BadInput(f"{path}: no judged questions")
@@ -242,7 +245,7 @@ def _from_trec(path: Path, questions: Path | None) -> list[Judged]:
     if questions is None:
         raise BadInput(f"{path}: TREC qrels need --questions FILE (JSON lines of id, state, question)")
     relevant: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in _lines(path):
         if not line.strip():
             continue
         parts = line.split()

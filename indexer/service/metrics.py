@@ -143,7 +143,7 @@ class Metrics:
             "lawindex_in_flight", "Requests under way (every worker)", registry=registry, multiprocess_mode="livesum"
         )
         self.refusals = Counter(
-            "lawindex_refusals", "Requests refused (408, 429, 431, 503), by status and reason",
+            "lawindex_refusals", "Requests refused (400 not HTTP, 408, 429, 431, 503), by status and reason",
             ["status", "reason"], registry=registry,
         )  # fmt: skip
         self.answers = Counter(

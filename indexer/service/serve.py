@@ -20,6 +20,7 @@ answers' statuses and bodies (responses); this module runs them under uvicorn an
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 from types import FrameType
@@ -27,7 +28,7 @@ from typing import Any
 
 from indexer.errors import BadInput
 from indexer.opensearch.cluster.connection import Connection
-from indexer.service.access_log import Observing, observed
+from indexer.service.access_log import Observing, log_config, observed
 from indexer.service.body_limit import BodyLimit
 from indexer.service.client_limits import PROTOCOL, InFlight, Limits, configure, open_files_for
 from indexer.service.fast_ask import FastAsk
@@ -109,6 +110,7 @@ def serve(
     check_address(host, port)
     limits = open_files_for(limits or Limits())
     configure(limits)
+    logged = log_config((observing or Observing()).log_format)
     common: dict[str, Any] = {
         # uvicorn's httptools protocol with the timeouts and bounds it lacks.
         "http": PROTOCOL,
@@ -119,7 +121,10 @@ def serve(
         "log_level": "info",
         # Requests in flight get this long to finish after SIGTERM; a question takes milliseconds.
         "timeout_graceful_shutdown": 30,
+        **({"log_config": logged} if logged is not None else {}),
     }
+    if logged is not None:
+        logging.captureWarnings(True)  # a Python warning is a logger's line too: JSON, not text
     if workers <= 1:
         # uvicorn drains on SIGTERM, then raises the signal again under the handler found at its start, so
         # that the process "dies of it" (exit -15). The drain is the whole of a graceful stop here: exit 0.

@@ -19,6 +19,7 @@ from opensearchpy import OpenSearch
 
 from indexer.errors import LoadBusy, LoadFailed
 from indexer.opensearch.cluster.connection import Connection, alias_of, index_prefix
+from indexer.opensearch.cluster.schema import ALIAS_FILTER
 from indexer.opensearch.write.history import check_generation
 from indexer.opensearch.write.load import LoadOptions, StateLoad, load, load_state
 from indexer.opensearch.write.lock import StateLock, ensure_locks_index, locks_index
@@ -309,7 +310,7 @@ def test_a_load_whose_lock_was_taken_over_stops_before_its_swap(
     assert taken
     assert "took over this load's lock" in failed.value.message
     assert client.indices.get_alias(name=alias_of(STATE, connection.namespace)) == {
-        first.index: {"aliases": {alias_of(STATE, connection.namespace): {}}}
+        first.index: {"aliases": {alias_of(STATE, connection.namespace): {"filter": ALIAS_FILTER}}}
     }
     assert generations(client, connection) == [first.index]
     # The taker's lock is not ours to delete: it is still there.

@@ -18,6 +18,7 @@ from opensearchpy import OpenSearch
 
 from indexer.node import plugin
 from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.vectors import plugin_explanation
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning, reference
@@ -76,7 +77,8 @@ def _rows(
     }
     rows = []
     for hit in raw.search(index, body)["hits"]["hits"]:  # type: ignore[index]
-        details = {d["description"].split(":")[0]: d["value"] for d in hit["_explanation"]["details"]}
+        explained = plugin_explanation(hit["_explanation"])  # under the alias's filter
+        details = {d["description"].split(":")[0]: d["value"] for d in explained["details"]}
         rows.append(
             (
                 str(hit["_source"]["id"]),

@@ -23,6 +23,7 @@ from opensearchpy import OpenSearch
 
 from indexer.node import plugin
 from indexer.opensearch.cluster.connection import Connection, alias_of
+from indexer.opensearch.read.vectors import plugin_explanation
 from indexer.opensearch.verify import default_questions
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
@@ -78,12 +79,13 @@ def _rows(raw: RawClient, index: str, question: str, by: str, node: str) -> list
     assert all(hit["_node"] == node for hit in hits), (node, {hit["_node"] for hit in hits})
     rows: list[tuple[str, float, Any, Any]] = []
     for rank, hit in enumerate(hits, 1):
+        explained = plugin_explanation(hit["_explanation"])  # under the alias's filter
         if by == "words":
-            exact = EXACT_WORDS.search(hit["_explanation"]["description"])
-            assert exact is not None, hit["_explanation"]["description"]
+            exact = EXACT_WORDS.search(explained["description"])
+            assert exact is not None, explained["description"]
             rows.append((str(hit["_source"]["id"]), float(exact[1]), rank, None))
             continue
-        details = {d["description"].split(":")[0]: d["value"] for d in hit["_explanation"]["details"]}
+        details = {d["description"].split(":")[0]: d["value"] for d in explained["details"]}
         rows.append((str(hit["_source"]["id"]), float(details["exact score"]), details.get("words rank"),
                      details.get("meaning rank")))  # fmt: skip
     return rows

@@ -195,3 +195,9 @@ def test_rollback_is_refused_onto_what_is_not_an_intact_generation_of_the_state(
     # check is the load's own (tests/integration/test_integrity.py alters the rest).
     code, _, err = lawindex("rollback", "TX", "--to", f"{namespace}-tx-20200101000000000009", env=env)
     assert code == 2 and "there is no index" in err, err
+    # Names that are no index (docs/operations.md: exit 2, as bad input): empty, a pattern, the state's alias,
+    # several at once, a name OpenSearch would refuse. Never sent as a pattern; nothing moves.
+    for name in ("", "*", alias_of("TX", namespace), f"{first.index},{second.index}", "_all", "Upper", "../x"):
+        code, _, err = lawindex("rollback", "TX", "--to", name, env=env)
+        assert code == 2 and f"there is no index {name!r}" in err, (name, err)
+    assert _serving(client, connection) == serving

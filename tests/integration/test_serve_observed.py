@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -161,7 +163,56 @@ def logging_service(env: dict[str, str], directory: Path, *args: str) -> Iterato
 
 
 def _lines(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    """Every line of the service's stderr, each one JSON object (`--log-format json`: no line may be other)."""
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert all(isinstance(line, dict) for line in lines)
+    return lines
+
+
+# Requests uvicorn's parser refuses (400, closed), each sent raw on a connection of its own.
+NOT_HTTP = {
+    "a bare CR": b"GET /healthz HTTP/1.1\rHost: x\r\n\r\n",
+    "a bare LF": b"GET /healthz HTTP/1.1\nHost: x\n\n",
+    "an obs-fold": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n",
+    "a NUL in a header": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
+    "a TLS hello": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+}
+
+
+def _raw(url: str, request: bytes) -> bytes:
+    """What the service answers to `request` sent as it is, until it closes the connection."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_every_line_on_stderr_is_one_json_object(env: dict[str, str], tmp_path: Path, workers: str) -> None:
+    """The banner, uvicorn's start and stop, the requests, and each request uvicorn's parser refuses (with its
+    reason and the request id its 400 carries): every line on stderr is one JSON object."""
+    with logging_service(env, tmp_path, "--workers", workers) as (url, log):
+        ids = {}
+        for name, request in NOT_HTTP.items():
+            answer = _raw(url, request)
+            assert answer.startswith(b"HTTP/1.1 400 "), (name, answer)
+            ids[name] = re.search(rb"\r\nx-request-id: ([0-9a-f]{32})\r\n", answer).group(1).decode()  # type: ignore[union-attr]
+        assert httpx.get(url + "/v1/states/TX/ask", params={"q": "hydrant"}).status_code == 200
+    lines = _lines(log)
+    assert lines[0]["level"] == "info" and lines[0]["message"].startswith("lawindex serve: http://127.0.0.1:")
+    assert lines[0]["workers"] == int(workers)
+    messages = [line.get("message", "") for line in lines]
+    assert any(message.startswith("Uvicorn running on") for message in messages)
+    assert sum(message.startswith("Finished server process") for message in messages) == int(workers)
+    refused = {line["request_id"]: line for line in lines if line.get("refused") == "invalid_request"}
+    assert set(refused) == set(ids.values())
+    for name, request_id in ids.items():
+        assert refused[request_id]["status"] == 400 and refused[request_id]["detail"], name
+    assert "Invalid HTTP request received." not in log.read_text()
+    assert [line["status"] for line in lines if line.get("route") == ROUTE] == [200]
 
 
 def test_json_log_a_line_a_request(env: dict[str, str], tmp_path: Path) -> None:

@@ -206,7 +206,7 @@ def test_a_file_whose_size_or_time_moved_during_the_read_is_refused(
             return SimpleNamespace(st_size=found.st_size, st_mtime_ns=found.st_mtime_ns + 1)
         return found
 
-    monkeypatch.setattr("indexer.retrieval.corpus.os.fstat", moving_fstat)
+    monkeypatch.setattr("indexer.retrieval.files.os.fstat", moving_fstat)
     with pytest.raises(CorpusError) as refused_read:
         read_corpus(path)
     assert "changed while it was read" in refused_read.value.message

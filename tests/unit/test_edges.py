@@ -224,10 +224,17 @@ def test_a_corpus_path_that_is_not_a_regular_file_is_refused_unread(tmp_path: Pa
         assert SPECIAL[kind] in lines[0]
 
 
-def test_questions_from_a_file_without_line_ends_are_read_with_a_bound() -> None:
+def test_questions_from_a_device_are_refused_unread() -> None:
     done = process("ask", "TX", "--from", "/dev/zero", "--engine", "reference", "--corpora", str(CORPORA))
     assert done.returncode == 2
-    assert b"not a file of questions" in done.stderr
+    assert b"/dev/zero: cannot be read: not a regular file (a character device)" in done.stderr
+
+
+def test_questions_on_standard_input_without_line_ends_are_read_with_a_bound() -> None:
+    with open("/dev/zero", "rb") as zeros:
+        done = process("ask", "TX", "--from", "-", "--engine", "reference", "--corpora", str(CORPORA), stdin=zeros)
+    assert done.returncode == 2
+    assert b"stdin:1: a line of more than 65,536 bytes: not a file of questions" in done.stderr
 
 
 # ---- standard output that cannot be written --------------------------------------------------------

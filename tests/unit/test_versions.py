@@ -16,6 +16,7 @@ import pytest
 from indexer.errors import BadInput, NodeError
 from indexer.node import plugin
 from indexer.opensearch.cluster import versions
+from indexer.opensearch.cluster.schema import ALIAS_FILTER
 from indexer.opensearch.write import generations
 
 
@@ -41,7 +42,7 @@ def test_the_swap_uses_must_exist_from_2_12() -> None:
     actions = generations.swap_actions("lawindex-tx", "new", "new-filling", ["old"], "2.12.0")
     assert actions == [
         {"remove": {"index": "old", "alias": "lawindex-tx", "must_exist": True}},
-        {"add": {"index": "new", "alias": "lawindex-tx"}},
+        {"add": {"index": "new", "alias": "lawindex-tx", "filter": ALIAS_FILTER}},
         {"remove": {"index": "new", "alias": "new-filling", "must_exist": True}},
     ]
 
@@ -52,7 +53,7 @@ def test_before_2_12_the_swap_makes_the_new_index_the_one_write_index() -> None:
     assert "must_exist" not in repr(actions)
     assert actions == [
         {"remove": {"index": "old", "alias": "lawindex-tx"}},
-        {"add": {"index": "new", "alias": "lawindex-tx", "is_write_index": True}},
+        {"add": {"index": "new", "alias": "lawindex-tx", "is_write_index": True, "filter": ALIAS_FILTER}},
         {"remove": {"index": "new", "alias": "new-filling"}},
     ]
 

@@ -20,6 +20,11 @@ SCHEMA = 4
 # can collide with it.
 STATISTICS_ID = "statistics"
 
+# What a state's alias carries: a filter that no query on the alias gets past to the statistics document, lawindex's
+# own bookkeeping beside the laws (a raw client's `must_not` or `boosting` query returned it as if it were a law).
+# A read by id (`GET alias/_doc/statistics`, how the query side reads it) is no query: alias filters leave it be.
+ALIAS_FILTER: dict[str, Any] = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
+
 # The ranked field: a law's law, question and concept, analysed by mappings/laws.json into words().
 # A process row has none, so that Lucene counts it in neither N nor df nor the average length.
 RANKED_FIELD = "words"

@@ -348,7 +348,9 @@ def _law_at(engine: Searcher, index: str, order: int) -> str:
 
 def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float]:
     """A plugin hit's exact score, words rank, meaning rank and cosine, from its explanation's details."""
-    details = {str(d["description"]).split(":")[0]: d["value"] for d in hit["_explanation"]["details"]}
+    details = {
+        str(d["description"]).split(":")[0]: d["value"] for d in plugin_explanation(hit["_explanation"])["details"]
+    }
     words_rank = details.get("words rank")
     return (
         float(details["exact score"]),
@@ -356,6 +358,14 @@ def explained(hit: dict[str, Any]) -> tuple[float, int | None, int | None, float
         int(details["meaning rank"]),
         float(details["cosine"]),
     )
+
+
+def plugin_explanation(explanation: dict[str, Any]) -> dict[str, Any]:
+    """The lawindex query's own explanation of a hit: the top one on an index; through a state's alias, the first
+    detail of the bool ("sum of:") that the alias's filter (schema.ALIAS_FILTER) wraps the query in."""
+    while explanation.get("description") == "sum of:" and explanation.get("details"):
+        explanation = explanation["details"][0]
+    return explanation
 
 
 def _from_plugin(

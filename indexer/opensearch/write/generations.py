@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from indexer.errors import LoadFailed
 from indexer.opensearch.cluster import plugin_path, stored_lexicon, versions
 from indexer.opensearch.cluster.connection import DEFAULT_NAMESPACE, alias_of, index_prefix
-from indexer.opensearch.cluster.schema import STATISTICS_ID
+from indexer.opensearch.cluster.schema import ALIAS_FILTER, STATISTICS_ID
 from indexer.opensearch.trust import ownership, sealing
 from indexer.opensearch.write.index_body import fingerprint
 from indexer.retrieval.corpus import Corpus
@@ -29,7 +29,30 @@ def serving(client: OpenSearch, state: str, namespace: str = DEFAULT_NAMESPACE) 
 
 
 def behind(client: OpenSearch, alias: str, namespace: str = DEFAULT_NAMESPACE) -> list[str]:
-    """Every index `alias` points to, sorted; [] when there is no such alias.
+    """Every index `alias` points to, sorted; [] when there is no such alias."""
+    return sorted(_alias_bodies(client, alias, namespace))
+
+
+def guarded(client: OpenSearch, state: str, namespace: str) -> bool:
+    """Whether the state's alias carries ALIAS_FILTER on every index it points to. One made by an earlier lawindex
+    carries none: its index still serves (the statistics are read by id), and the next load adds the filter."""
+    alias = alias_of(state, namespace)
+    found = _alias_bodies(client, alias, namespace)
+    return bool(found) and all(body.get("filter") == ALIAS_FILTER for body in found.values())
+
+
+def guard(client: OpenSearch, state: str, index: str, namespace: str) -> None:
+    """Put ALIAS_FILTER on the state's alias of `index`, where it points already: one `_aliases` add, which
+    replaces the alias's definition in place. Called holding the state's lock."""
+    from indexer.opensearch.cluster.connection import server_version
+
+    if not guarded(client, state, namespace):
+        actions = swap_actions(alias_of(state, namespace), index, None, (), server_version(client))
+        client.indices.update_aliases(body={"actions": actions})
+
+
+def _alias_bodies(client: OpenSearch, alias: str, namespace: str) -> dict[str, dict[str, Any]]:
+    """Each index `alias` points to, with the alias's definition there (its `filter`); {} when there is none.
 
     Asked of every index first, so that an alias of lawindex's name on someone else's index is seen and
     refused. A user allowed only the namespace's indices (the least-privilege role, indexer/node/security.py)
@@ -43,8 +66,8 @@ def behind(client: OpenSearch, alias: str, namespace: str = DEFAULT_NAMESPACE) -
         except AuthorizationException:
             found = client.indices.get_alias(index=f"{namespace}-*", name=alias)
     except NotFoundError:
-        return []
-    return sorted(found)
+        return {}
+    return {name: dict(body.get("aliases", {}).get(alias) or {}) for name, body in found.items()}
 
 
 def current(
@@ -213,16 +236,16 @@ def swap_actions(
     alias (if any: a rollback's target has none), such that a second swap from the same `current` is refused
     whole rather than leaving the alias on two indices: each `remove` with `must_exist` where OpenSearch
     `version` parses it (2.12.0 on), else the new index added as the alias's one write index
-    (indexer.opensearch.cluster.versions says why that is as safe)."""
+    (indexer.opensearch.cluster.versions says why that is as safe). The alias carries ALIAS_FILTER."""
     if versions.has_must_exist(version):
         guard: dict[str, Any] = {"must_exist": True}
         return [
             *({"remove": {"index": old, "alias": alias, **guard}} for old in current),
-            {"add": {"index": index, "alias": alias}},
+            {"add": {"index": index, "alias": alias, "filter": ALIAS_FILTER}},
             *([{"remove": {"index": index, "alias": private, **guard}}] if private else []),
         ]
     return [
         *({"remove": {"index": old, "alias": alias}} for old in current),
-        {"add": {"index": index, "alias": alias, "is_write_index": True}},
+        {"add": {"index": index, "alias": alias, "is_write_index": True, "filter": ALIAS_FILTER}},
         *([{"remove": {"index": index, "alias": private}}] if private else []),
     ]

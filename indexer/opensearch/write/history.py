@@ -216,6 +216,11 @@ def check_generation(client: OpenSearch, state: str, namespace: str, index: str)
     from opensearchpy import ConnectionError, NotFoundError, TransportError
 
     if not ownership.generation_pattern(state, namespace).fullmatch(index):
+        if not _an_index(client, index):  # '', '*', the state's alias: no index at all is bad input, not a refusal
+            raise BadInput(
+                f"there is no index {index!r}",
+                hint=f"lawindex history {state} lists {state}'s generations ({index_prefix(state, namespace)}<time>)",
+            )
         raise NotOurs(
             f"{index} is not one of {state}'s generations (lawindex names them {index_prefix(state, namespace)}<time>)",
             hint=f"lawindex history {state} lists them",
@@ -254,6 +259,23 @@ def check_generation(client: OpenSearch, state: str, namespace: str, index: str)
     if problem is not None:
         raise DamagedIndex(f"lawindex will not swap {index} in: {problem}", hint="load the state again")
     return meta
+
+
+# What OpenSearch refuses in an index name (MetadataCreateIndexService.validateIndexOrAliasName): a name with one
+# of these, empty, or starting with `_`, `-` or `+` is no index, and is never sent (a `*` or `,` would select many).
+_NOT_IN_A_NAME = frozenset('\\/*?"<>| ,#:')
+
+
+def _an_index(client: OpenSearch, name: str) -> bool:
+    """Whether `name` is an index of the cluster (not an alias, not a pattern, not a name no index can have)."""
+    from opensearchpy import NotFoundError
+
+    if not name or name != name.lower() or name[0] in "_-+" or name in (".", "..") or _NOT_IN_A_NAME & set(name):
+        return False
+    try:
+        return name in client.indices.get_mapping(index=name, params=ownership.LOCAL)
+    except NotFoundError:
+        return False
 
 
 def rollback(

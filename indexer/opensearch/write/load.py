@@ -142,7 +142,11 @@ def load_state(
         intact = intact and not options.force
         if options.dry_run:
             return done("would be unchanged" if intact else "would index", current[0] if intact else None)
-        if intact and history.tidy(client, corpus.state, namespace, options.keep, current):
+        if (
+            intact
+            and history.tidy(client, corpus.state, namespace, options.keep, current)
+            and generations.guarded(client, corpus.state, namespace)
+        ):
             return done("unchanged", current[0])
         with lock:
             # Read under the lock: what the alias points to cannot move until we let go.
@@ -151,6 +155,7 @@ def load_state(
             generations.remove_orphans(client, corpus.state, current, namespace)
             if intact:
                 unchanged = current[0]
+                generations.guard(client, corpus.state, unchanged, namespace)
                 history.prune(client, corpus.state, namespace, options.keep, unchanged)
             else:
                 unchanged = None
