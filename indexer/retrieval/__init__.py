@@ -10,6 +10,7 @@ __all__ = [
     "corpus",
     "embedding",
     "explain",
+    "files",
     "lexicon",
     "meaning",
     "reference",

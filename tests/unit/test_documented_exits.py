@@ -60,6 +60,9 @@ CASES: dict[str, Case] = {
     "only stopwords (`how can i do it`), only ": Case(
         ("ask", "TX", "how can i do it", *REFERENCE, "--corpora", str(CORPORA))
     ),
+    "a fusion parameter the way does not take": Case(
+        ("ask", "TX", "fire hydrant", "--by", "words", "--rrf-k", "5", *REFERENCE, "--corpora", str(CORPORA))
+    ),
     "2,001 characters": Case(("ask", "TX", "a" * 2001, *REFERENCE, "--corpora", str(CORPORA))),
     "bytes that are not UTF-8 on standard inpu": Case(
         ("ask", "TX", "--from", "-", *REFERENCE, "--corpora", str(CORPORA)), input=b"fire hydrant\n\xff\n"
