@@ -6,17 +6,18 @@ shows as text) and one stylesheet under `page/static`, served by this app: no CD
 Content-Security-Policy (`CSP`) forbids any inline script or style, so the bars are SVG drawn with attributes.
 
 Everything on the page is what the JSON API answers for the same question, from the same engine calls
-(`ask_way`, the page's one call into the engine): each way's first RETRIEVED_LAWS laws as
-`GET /v1/states/{state}/ask?by=WAY` gives them; the words' parts as `explain=true` gives them; the rank of a law
-in the other ways read from the `ranks` of the meaning and hybrid answers asked DEPTH deep (what `limit=100`
-answers; past it a rank is "over 100"); what an unknown word stands for is the `terms` the API answers for that
-word asked alone. A refusal shows the API's own message, hint and HTTP status.
+(`ask_way`, the page's one call into the engine): each way asked DEPTH deep (what `limit=100` answers), its
+first RETRIEVED_LAWS laws shown (the laws and order of `limit=8`: the rankings are exact, so the first rows never
+depend on how many were asked for); the words' parts as `explain=true` gives them; a law's rank in the other
+ways is its place in their DEPTH-deep answers ("over 100" past it; a hybrid hit's own `ranks` as the API gives
+them); what an unknown word stands for is the `terms` the API answers for that word asked alone. A refusal
+shows the API's own message, hint and HTTP status.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,20 +173,19 @@ def compare(engine: Engine, state: str, question: str) -> Compared:
     """The three ways' answers to `question`, side by side; a LawindexError (with the API's status) when the
     words answer itself is refused (a bad state, a question too long, no index)."""
     code = state_code(state)
-    words = ask_way(engine, code, question, "words", RETRIEVED_LAWS)
-    parts = engine.explain(words)
-    _answered(words)
-    deep: dict[str, Answer] = {}
+    deep = {"words": ask_way(engine, code, question, "words", DEPTH)}
     errors: dict[str, dict[str, Any]] = {}
     for way in ("meaning", "hybrid"):
         try:
             deep[way] = ask_way(engine, code, question, way, DEPTH)
-            _answered(deep[way])
         except LawindexError as error:  # by meaning where the index has no vectors: 501, that column only
             errors[way] = {"status": status_of(error), "message": error.message, "hint": error.hint}
-    ranks = {way: {hit.law.id: rank for rank, hit in enumerate(answer.hits, 1)} for way, answer in deep.items()}
+    for answer in deep.values():
+        _answered(answer)
+    words = replace(deep["words"], hits=deep["words"].hits[:RETRIEVED_LAWS])
+    ranks = {way: _Ranks.of(answer) for way, answer in deep.items()}
     colour = {term: f"t{number % 8}" for number, term in enumerate(words.terms)}
-    columns = [_words_column(words, parts, ranks, colour, question)]
+    columns = [_words_column(words, engine.explain(words), ranks, colour, question)]
     for way in ("meaning", "hybrid"):
         url = _json_url(code, question, way)
         if way in errors:
@@ -208,27 +208,49 @@ def compare(engine: Engine, state: str, question: str) -> Compared:
     )
 
 
+@dataclass(frozen=True)
+class _Ranks:
+    """Where one way's answer, asked DEPTH deep, put each law: its rank, "over 100" when the answer was full
+    (the law may be further down), "not reached" when it was not (the way reaches no more laws)."""
+
+    way: str
+    of_law: dict[str, int]
+    full: bool
+
+    @classmethod
+    def of(cls, answer: Answer) -> _Ranks:
+        ranks = {hit.law.id: rank for rank, hit in enumerate(answer.hits, 1)}
+        return cls(answer.by, ranks, len(answer.hits) >= DEPTH)
+
+    def text(self, law: str) -> str:
+        found = self.of_law.get(law)
+        if found is not None:
+            return str(found)
+        if self.full:
+            return f"over {DEPTH}"
+        return "not reached (no word shared)" if self.way == "words" else "not reached"
+
+
 def _json_url(state: str, question: str, way: str) -> str:
     """The API's URL of the same answer, for a reader who wants the JSON."""
     query = {"q": question} if way == "words" else {"q": question, "by": way}
     return f"/v1/states/{state}/ask?{urlencode(query)}"
 
 
-def _rank_in(ranks: dict[str, dict[str, int]], way: str, law: str) -> str:
-    if way not in ranks:
-        return "?"
-    found = ranks[way].get(law)
-    return f"over {DEPTH}" if found is None else str(found)
+def _rank_in(ranks: dict[str, _Ranks], way: str, law: str) -> str:
+    """`law`'s rank by `way` as text; "?" when that way was refused (its column says why)."""
+    return ranks[way].text(law) if way in ranks else "?"
 
 
 def _reached_text(rank: int | None) -> str:
+    """A hybrid hit's words rank: None is a law words do not reach."""
     return "not reached (no word shared)" if rank is None else str(rank)
 
 
 def _words_column(
     answer: Answer,
     parts: Sequence[Sequence[Contribution]],
-    ranks: dict[str, dict[str, int]],
+    ranks: dict[str, _Ranks],
     colour: dict[str, str],
     question: str,
 ) -> Column:
@@ -247,9 +269,10 @@ def _words_column(
     return Column("words", rows, _json_url(answer.state, question, "words"))
 
 
-def _deep_column(answer: Answer, ranks: dict[str, dict[str, int]], url: str) -> Column:
+def _deep_column(answer: Answer, ranks: dict[str, _Ranks], url: str) -> Column:
     """A meaning or hybrid column: its first RETRIEVED_LAWS of the answer asked DEPTH deep (the same laws in
-    the same order as the API's limit=8). Hybrid's bar is each way's part, weight / (rrf_k + rank)."""
+    the same order as the API's limit=8). Hybrid's bar is each way's part, weight / (rrf_k + rank), from the
+    hit's own ranks (exact: a hybrid hit's ranks are known, never bounded)."""
     from indexer.retrieval.meaning import score
 
     reached = answer.reached or []
@@ -277,7 +300,10 @@ def _deep_column(answer: Answer, ranks: dict[str, dict[str, int]], url: str) -> 
         else:
             width = max(how.cosine, 0.0) * BAR_WIDTH
             pieces.append(Part("cosine", how.cosine, 0.0, width, "pm", f"cosine {how.cosine:.6f}"))
-            others = [("words", _reached_text(how.words)), ("hybrid", _rank_in(ranks, "hybrid", hit.law.id))]
+            others = [
+                ("words", _rank_in(ranks, "words", hit.law.id)),
+                ("hybrid", _rank_in(ranks, "hybrid", hit.law.id)),
+            ]
         rows.append(Row(rank, hit.law.id, hit.law.kind, hit.law.law, hit.score, others, pieces, [], how.cosine))
     return Column(answer.by, rows, url)
 
