@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from indexer.retrieval.explain import Contribution
     from indexer.service.engines import Engine
 
-__all__ = ["CSP", "DEPTH", "WAYS", "ask_way", "install"]
+__all__ = ["CSP", "DEPTH", "WAYS", "ask_way", "install", "templates"]
 
 HERE = Path(__file__).with_name("page")
 WAYS = ("words", "meaning", "hybrid")
@@ -88,7 +88,7 @@ def install(app: FastAPI, engine: Engine, served: Callable[[], list[str]]) -> No
         headers = dict(HEADERS)
         if status == 503:
             headers["Retry-After"] = str(RETRY_AFTER)
-        html = _templates().get_template("page.html").render(**context)
+        html = templates().get_template("page.html").render(**context)
         return Response(html, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
 
     @app.get("/static/{name}", include_in_schema=False)
@@ -109,7 +109,8 @@ def _states(served: Callable[[], list[str]]) -> list[str]:
 
 
 @cache
-def _templates() -> Environment:
+def templates() -> Environment:
+    """The page's templates (and eval's report, indexer.service.eval_html), every value autoescaped."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     return Environment(
