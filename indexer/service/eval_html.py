@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from indexer.service.eval import CUTOFF, DEPTH, MEASURES, NAMES, Report, qrels_of, run_of
 
@@ -50,16 +50,17 @@ def html_report(report: Report) -> str:
 
     pairs = [(a, b) for i, a in enumerate(report.ways) for b in report.ways[i + 1 :]]
     recall = {way: recall_at(report, way) for way in report.ways}
-    figures = [
-        ("recall", "Recall@k for k = 1..20, each way", _svg(_recall_figure(report, recall), "recall")),
-    ]
-    if pairs:
-        figures.append(
-            ("wins", "Per question, nDCG@8 of one way minus the other", _svg(_wins_figure(report, pairs), "wins"))
-        )
-    figures.append(
-        ("misses", f"The rank each miss reached (not in the first {CUTOFF})", _svg(_misses_figure(report), "misses"))
-    )
+    from matplotlib import rc_context
+
+    # Text as paths (no font needed where it is read), the same ids for the same figure, and nothing in a
+    # label read as math (`text.parse_math` is read as each text is made, so around the drawing too).
+    with rc_context({"svg.fonttype": "path", "svg.hashsalt": "lawindex", "text.parse_math": False}):
+        figures = [("recall", "Recall@k for k = 1..20, each way", _svg(_recall_figure(report, recall), "recall"))]
+        if pairs:
+            wins = _svg(_wins_figure(report, pairs), "wins")
+            figures.append(("wins", "Per question, nDCG@8 of one way minus the other", wins))
+        caption = f"The rank each miss reached (not in the first {CUTOFF})"
+        figures.append(("misses", caption, _svg(_misses_figure(report), "misses")))
     misses = []
     for number, one in enumerate(report.judged):
         ways = [
@@ -158,14 +159,8 @@ _ID = re.compile(r'\bid="([^"]+)"')
 def _svg(figure: Figure, prefix: str) -> str:
     """The figure as an inline <svg>: no XML prolog, and its ids (glyphs, clip paths) made its own, so that
     several figures in one page never share one."""
-    from matplotlib import rc_context
-
     out = io.StringIO()
-    # Text as paths (no font needed where it is read), no date, the same ids for the same figure; nothing in
-    # a label is read as math.
-    settings: dict[str, Any] = {"svg.fonttype": "path", "svg.hashsalt": "lawindex", "text.parse_math": False}
-    with rc_context(settings):
-        figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+    figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})  # no date: the same file again
     text = out.getvalue()
     text = text[text.index("<svg") :]
     ids = set(_ID.findall(text))
