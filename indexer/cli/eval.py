@@ -135,6 +135,14 @@ def eval_command(
         Path | None,
         typer.Option("--run", help="Write each way's TREC run to FILE (FILE.<way> with several ways)."),
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Also write the evaluation as pictures to FILE: one self-contained HTML file of SVG figures "
+            "(recall@k for k = 1..20, per-question wins and losses, the misses' ranks).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
@@ -172,6 +180,13 @@ def eval_command(
                     target.write_text(trec_run(report, way), encoding="utf-8")
                 except OSError as error:
                     raise BadInput(f"{target}: cannot write the run: {error.strerror or error}") from None
+        if html is not None:
+            from indexer.service.eval_html import html_report
+
+            try:
+                html.write_text(html_report(report), encoding="utf-8")
+            except OSError as error:
+                raise BadInput(f"{html}: cannot write the report: {error.strerror or error}") from None
     if as_json:
         for obj in question_objects(report):
             emit_json(obj, flush=False)

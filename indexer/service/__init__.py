@@ -1,5 +1,6 @@
 """What answers a user: the engines behind one interface (the reference, OpenSearch), the JSON models of
-the output, and `lawindex serve`, the HTTP service."""
+the output, and `lawindex serve`, the HTTP service (and its page at `/`, `page`)."""
 
 # The modules other packages import; the app's parts (routes, fast_ask, body_limit, responses, metrics) are serve's own.
-__all__ = ["access_log", "client_limits", "engines", "eval", "output", "serve", "significance"]
+# eval_html: `lawindex eval --html` (indexer.cli.eval); page: the HTML page serve's routes install at `/`.
+__all__ = ["access_log", "client_limits", "engines", "eval", "eval_html", "output", "serve", "significance"]

@@ -284,11 +284,7 @@ def evaluate(
     import ir_measures
 
     measures = [ir_measures.parse_measure(name) for name in MEASURES]
-    qrels = [
-        ir_measures.Qrel(one.id, law, one.grades[number] if one.grades else 1)
-        for one in judged
-        for number, law in enumerate(one.relevant)
-    ]
+    qrels = qrels_of(judged)
     asked: dict[str, list[Asked]] = {}
     overall: dict[str, dict[str, float]] = {}
     states: dict[str, dict[str, dict[str, float]]] = {}
@@ -312,6 +308,17 @@ def evaluate(
             )
             states.setdefault(state, {})[way] = _named(aggregate)
     return Report(tuple(Way(way).value for way in ways), list(judged), asked, overall, states)
+
+
+def qrels_of(judged: Sequence[Judged]) -> list[Any]:
+    """The judgements as ir-measures' qrels: each relevant row with its grade (1 when none is given)."""
+    import ir_measures
+
+    return [
+        ir_measures.Qrel(one.id, law, one.grades[number] if one.grades else 1)
+        for one in judged
+        for number, law in enumerate(one.relevant)
+    ]
 
 
 def _named(aggregate: dict[Any, float]) -> dict[str, float]:

@@ -90,6 +90,9 @@ def create_app(connection: Connection) -> FastAPI:
     _ask_one(app, engine)
     _ask_many(app, engine)
     _lookups(app, engine)
+    from indexer.service import page  # the HTML page at `/`, over the same engine (indexer/service/page.py)
+
+    page.install(app, engine, lambda: _served_states(engine, connection))
     return app
 
 
