@@ -1,7 +1,7 @@
-"""Retrieval in process, with no server: the corpus read and checked, the spec's words and spelling, the
-statistics, the exact and Lucene arithmetic, the reference engine that ranks as the spec does, and the
-answers it returns. Imports nothing of lawindex outside itself but `indexer.errors`, and not opensearchpy
-(tests/unit/test_layers.py holds it)."""
+"""Retrieval in process, with no server: the corpus (and every file a command reads) read and checked, the
+spec's words and spelling, the statistics, the exact and Lucene arithmetic, the reference engine that ranks as
+the spec does, and the answers it returns. Imports nothing of lawindex outside itself but `indexer.errors`, and
+not opensearchpy (tests/unit/test_layers.py holds it)."""
 
 # The modules other packages import; the other two (the logarithm, the pieces) are this package's own.
 __all__ = [
