@@ -11,15 +11,19 @@ values.
 Numbers in a message are written as JavaScript's `String(number)` writes them (`1000000`, `0.000001`, `1e+40`),
 so the TypeScript client's messages are the same characters without a formatter of its own.
 
-Nothing to embed. A question whose text has no letter or digit (Unicode letters, L*, and decimal digits, Nd,
-after lowercasing) is near no row: by meaning and hybrid it reaches nothing (`Request.embeddable`), as a
-question of stopwords reaches nothing by words. The plugin applies the same rule (docs/meaning.md).
+Nothing to embed. A question whose lowercased text has no ASCII letter or digit (no match of the spec's
+`[a-z0-9]`, the alphabet its words() reads) is near no row: by meaning and hybrid it reaches nothing
+(`Request.embeddable`), as a question of stopwords reaches nothing by words. The plugin and the TypeScript client
+apply the same rule (docs/meaning.md). Not Unicode's letters: which code points are letters changes with the
+Unicode version, and Python, each JVM and each JavaScript engine carry their own; `[a-z0-9]` after lowercasing is
+the same set everywhere (the lowercasings that give ASCII are held equal by tests/unit/test_words.py).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -248,7 +252,7 @@ class Request:
 
     @property
     def embeddable(self) -> bool:
-        """False for a question with nothing to embed: no letter or digit (Unicode L* or Nd) after lowercasing.
+        """False for a question with nothing to embed: no [a-z0-9] after lowercasing.
         Such a question is near no row, by meaning and hybrid, on every path."""
         return has_meaning(self.question)
 
@@ -258,5 +262,8 @@ class Request:
 
 
 def has_meaning(question: str) -> bool:
-    """True when `question` has a letter or a decimal digit (after lowercasing): something to embed."""
-    return any(char.isalpha() or char.isdecimal() for char in question.lower())
+    """True when `question`, lowercased, has an ASCII letter or digit (the spec's [a-z0-9]): something to embed."""
+    return _EMBEDDABLE.search(question.lower()) is not None
+
+
+_EMBEDDABLE = re.compile("[a-z0-9]")

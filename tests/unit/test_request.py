@@ -122,7 +122,9 @@ def test_a_number_in_a_message_is_written_as_javascript_writes_it(value: float, 
     assert js_number(value) == written
 
 
-@pytest.mark.parametrize("question", ["", " ", "   ", "\t\n", "?!", "...", "\x00\x07", "¿¡", "—", "\u200b", "🙂"])
+@pytest.mark.parametrize(
+    "question", ["", " ", "   ", "\t\n", "?!", "...", "\x00\x07", "¿¡", "—", "\u200b", "🙂", "é", "日本", "٣", "ß"]
+)
 def test_a_question_with_no_letter_or_digit_has_nothing_to_embed_and_reaches_no_row(question: str) -> None:
     assert not has_meaning(question)
     engine = ReferenceEngine(CORPORA)
@@ -131,7 +133,7 @@ def test_a_question_with_no_letter_or_digit_has_nothing_to_embed_and_reaches_no_
         assert answer.hits == [] and answer.reached == []
 
 
-@pytest.mark.parametrize("question", ["a", "5", "é", "日本", "٣", " x ", "?a"])
+@pytest.mark.parametrize("question", ["a", "5", " x ", "?a", "¿qué?", "İ", "\u212a", "Z9"])
 def test_a_letter_or_a_digit_is_something_to_embed(question: str) -> None:
     assert has_meaning(question)
 

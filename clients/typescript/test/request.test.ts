@@ -63,8 +63,8 @@ test("the raw query and both clients refuse before any request", async () => {
 });
 
 test("a question with no letter or digit has nothing to embed", () => {
-  for (const question of ["", " ", "   ", "\t\n", "?!", "...", "\u0000\u0007", "¿¡", "—", "\u200b", "🙂"]) {
+  for (const question of ["", " ", "   ", "\t\n", "?!", "...", "\u0000\u0007", "¿¡", "—", "\u200b", "🙂", "é", "日本", "٣", "ß"]) {
     assert.equal(hasMeaning(question), false, JSON.stringify(question));
   }
-  for (const question of ["a", "5", "é", "日本", "٣", " x ", "?a"]) assert.equal(hasMeaning(question), true, question);
+  for (const question of ["a", "5", " x ", "?a", "¿qué?", "İ", "\u212a", "Z9"]) assert.equal(hasMeaning(question), true, question);
 });
