@@ -25,7 +25,8 @@ import org.apache.lucene.util.IntroSorter;
  *       mw / (k + m)}, a part only for a way that reaches the row; best first, equal scores in corpus order.</li>
  * </ul>
  *
- * <p>A question with no tokens has the zero vector, near nothing: no row, whichever way (as Python answers).
+ * <p>A question with nothing to embed (no letter or digit: {@link Embedder#nothingToEmbed}) has the zero vector,
+ * near no row: no row by meaning, and hybrid is words' part alone (none either: such a question has no word).
  * Each row is then given a float for Lucene's collector as {@link Ranking} does for words: the float nearest
  * its exact score, raised where needed to stay above the row after it, so the collector's order is the
  * exact one for every page ({@code from}, {@code size}, {@code search_after}).
@@ -91,7 +92,8 @@ final class MeaningRanking {
                 refuseBare(leaf, segments[leaf.ord], orderField);
             }
         }
-        int[] byWords = hybrid && near && words != null ? words.ranked() : new int[0];
+        // Near no row (nothing to embed), hybrid is words' part alone.
+        int[] byWords = hybrid && words != null ? words.ranked() : new int[0];
         // Per document of the shard: dots, orders, exact (8 each), two ranks and a float (4 each); per row of a
         // sort (meaning's, and hybrid's of every row reached): its keys (8 + 8 + 4) twice, its packed key (8), and
         // the ranking's ids and leaf ids (4 each).

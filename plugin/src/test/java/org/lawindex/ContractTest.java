@@ -1,0 +1,111 @@
+package org.lawindex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.opensearch.common.xcontent.json.JsonXContent;
+import org.opensearch.core.common.ParsingException;
+import org.opensearch.core.xcontent.DeprecationHandler;
+import org.opensearch.core.xcontent.NamedXContentRegistry;
+import org.opensearch.core.xcontent.XContentParser;
+
+/**
+ * The query builder refuses what contract/request.json refuses, with its messages (in OpenSearch's
+ * {@code [lawindex] ...} form), from the copy the jar carries; and boost is 1 or a power of two from 2^-20 to 2^20.
+ */
+class ContractTest {
+    private static final Path FILE = Path.of("..", "contract", "request.json");
+
+    static LawindexQueryBuilder parse(String body) throws IOException {
+        try (XContentParser parser = JsonXContent.jsonXContent.createParser(NamedXContentRegistry.EMPTY,
+            DeprecationHandler.THROW_UNSUPPORTED_OPERATION, body)) {
+            parser.nextToken();
+            return LawindexQueryBuilder.fromXContent(parser);
+        }
+    }
+
+    private static String refusal(String body) {
+        return assertThrows(ParsingException.class, () -> parse(body), body).getMessage();
+    }
+
+    @Test
+    void theJarCarriesTheRepositorysContract() throws IOException {
+        Contract file = Contract.parse(Files.readString(FILE, StandardCharsets.UTF_8));
+        Contract shipped = Contract.shipped();
+        assertEquals(file.ways, shipped.ways);
+        assertEquals(file.parameters.keySet(), shipped.parameters.keySet());
+        assertEquals(file.message("weight", "name", "x"), shipped.message("weight", "name", "x"));
+        assertEquals(Fusion.WORDS, shipped.defaultWay);
+        assertEquals(java.util.List.of(Fusion.WORDS, Fusion.MEANING, Fusion.HYBRID), shipped.ways);
+    }
+
+    @Test
+    void fusionsDefaultsAreTheContracts() {
+        Contract contract = Contract.shipped();
+        assertEquals((long) Fusion.RRF_K, ((Number) contract.parameter("rrf_k").fallback).longValue());
+        assertEquals(Fusion.MAX_RRF_K, (int) contract.parameter("rrf_k").max);
+        assertEquals(Fusion.WORDS_WEIGHT, ((Number) contract.parameter("words_weight").fallback).doubleValue());
+        assertEquals(Fusion.MEANING_WEIGHT, ((Number) contract.parameter("meaning_weight").fallback).doubleValue());
+    }
+
+    @Test
+    void eachRefusalIsTheContractsMessageNamingTheParameter() {
+        assertEquals("[lawindex] by: the way must be words, meaning or hybrid, not vectors",
+            refusal("{\"question\": \"q\", \"by\": \"vectors\"}"));
+        assertEquals("[lawindex] rrf_k: only hybrid takes it, not by meaning",
+            refusal("{\"question\": \"q\", \"by\": \"meaning\", \"rrf_k\": 5}"));
+        assertEquals("[lawindex] words_weight: only hybrid takes it, not by words",
+            refusal("{\"question\": \"q\", \"words_weight\": 1.0}"));
+        assertEquals("[lawindex] rrf_k: must be an integer from 1 to 10000, not 0",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 0}"));
+        assertEquals("[lawindex] rrf_k: must be an integer from 1 to 10000, not 6.5",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 6.5}"));
+        assertEquals("[lawindex] rrf_k: must be an integer from 1 to 10000, not 99999999999999999999999",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 99999999999999999999999}"));
+        assertEquals("[lawindex] words_weight: a weight must be 0 or a number from 0.000001 to 1000000, not 1e40",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": 1e40}"));
+        assertEquals("[lawindex] meaning_weight: a weight must be 0 or a number from 0.000001 to 1000000, not -1",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"meaning_weight\": -1}"));
+        assertEquals("[lawindex] meaning_weight: a weight must be 0 or a number from 0.000001 to 1000000, not 1e-7",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"meaning_weight\": 1e-7}"));
+        assertEquals("[lawindex] words_weight: a weight must be 0 or a number from 0.000001 to 1000000, not a lot",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": \"a lot\"}"));
+        assertEquals("[lawindex] words_weight, meaning_weight: the two weights cannot both be 0",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": 0, \"meaning_weight\": 0.0}"));
+    }
+
+    @Test
+    void theBoundsAndZeroAreTaken() throws IOException {
+        for (String weights : new String[] {"\"words_weight\": 1e6, \"meaning_weight\": 1e-6",
+            "\"words_weight\": 0, \"meaning_weight\": 1000000", "\"words_weight\": 0.000001, \"meaning_weight\": 0"}) {
+            LawindexQueryBuilder built = parse("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 10000, " + weights + "}");
+            assertEquals("q", built.question());
+        }
+        parse("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 1}");
+    }
+
+    @Test
+    void boostIsOneOrAPowerOfTwoFromTwoToTheMinus20To20() throws IOException {
+        for (String boost : new String[] {"1", "1.0", "2", "0.5", "1048576", "9.5367431640625E-7", "\"4\""}) {
+            assertEquals(Float.parseFloat(boost.replace("\"", "")),
+                parse("{\"question\": \"q\", \"boost\": " + boost + "}").boost(), boost);
+        }
+        for (String boost : new String[] {"3e38", "3", "0", "-1", "2097152", "4.76837158203125E-7", "1.0000001", "\"x\"", "true"}) {
+            String message = refusal("{\"question\": \"q\", \"boost\": " + boost + "}");
+            assertEquals("[lawindex] " + LawindexQueryBuilder.BOOST_RULE + boost.replace("\"", ""), message);
+        }
+        assertTrue(LawindexQueryBuilder.exactBoost(0x1p-20));
+        assertTrue(LawindexQueryBuilder.exactBoost(0x1p20));
+        assertFalse(LawindexQueryBuilder.exactBoost(0x1p21));
+        assertFalse(LawindexQueryBuilder.exactBoost(Double.NaN));
+        assertFalse(LawindexQueryBuilder.exactBoost(Double.POSITIVE_INFINITY));
+    }
+}
