@@ -63,14 +63,8 @@ class MeaningRankingTest {
             spec = new SpecPort(docs, ranked);
             similarity = new LawindexSimilarity(1.2, 0.75, (long) spec.size, spec.average);
             Random random = new Random(seed);
-            List<Integer> shuffled = new ArrayList<>();
-            for (int i = 0; i < docs.size(); i++) {
-                shuffled.add(i);
-            }
-            Collections.shuffle(shuffled, random);
-            IndexWriterConfig config = new IndexWriterConfig(new WhitespaceAnalyzer()).setSimilarity(similarity)
-                .setMergePolicy(NoMergePolicy.INSTANCE);
-            try (IndexWriter writer = new IndexWriter(directory, config)) {
+            List<Integer> shuffled = Fixture.shuffled(docs.size(), random);
+            try (IndexWriter writer = new IndexWriter(directory, Fixture.config(similarity))) {
                 int written = 0;
                 for (int order : shuffled) {
                     writer.addDocument(law(order, docs.get(order), vectors[order]));
@@ -292,22 +286,7 @@ class MeaningRankingTest {
     /** The rows a ranking hands the collector, in the order Lucene's collector ranks them: float descending, then
      * document id (global). */
     private static List<Integer> collectorOrder(Laws laws, MeaningRanking ranking) {
-        List<Integer> docs = new ArrayList<>();
-        for (var leaf : laws.reader.leaves()) {
-            for (int doc : ranking.docs(leaf.ord)) {
-                docs.add(leaf.docBase + doc);
-            }
-        }
-        docs.sort((x, y) -> {
-            int c = Float.compare(ranking.score(leafOf(laws, y), y - leafOf(laws, y).docBase),
-                ranking.score(leafOf(laws, x), x - leafOf(laws, x).docBase));
-            return c != 0 ? c : Integer.compare(x, y);
-        });
-        return docs;
-    }
-
-    private static org.apache.lucene.index.LeafReaderContext leafOf(Laws laws, int global) {
-        return laws.reader.leaves().get(org.apache.lucene.index.ReaderUtil.subIndex(global, laws.reader.leaves()));
+        return CollectedTest.collectorOrder(Collected.of(ranking, laws.reader, 1f), laws.reader);
     }
 
     /** A breaker that counts what is held. */
@@ -375,7 +354,7 @@ class MeaningRankingTest {
             });
             int[] question = vector(new Random(1), 2);
             assertThrows(IllegalStateException.class, () -> MeaningRanking.of(laws.reader, "order", question, false,
-                null, 5, 1.0, 4.0, cache, work));
+                null, new MeaningRanking.Rrf(5, 1.0, 4.0), cache, work));
             long held = cache.held.get();
             // Segments decoded before the cancellation stay cached (charged); the one cancelled left nothing.
             assertTrue(held < GridVectors.ROW_BYTES * laws.reader.maxDoc(), held + " bytes held");
@@ -384,11 +363,7 @@ class MeaningRankingTest {
             IndexSearcher searcher = new IndexSearcher(laws.reader);
             MeaningRanking ranking = query(laws, List.of("w1"), question, false, 5, 1.0, 4.0, cache).ranking(searcher);
             assertEquals(GridVectors.ROW_BYTES * laws.reader.maxDoc(), cache.held.get());
-            int ranked = 0;
-            for (var leaf : laws.reader.leaves()) {
-                ranked += ranking.docs(leaf.ord).length;
-            }
-            assertEquals(laws.reader.numDocs(), ranked, "every live row ranked");
+            assertEquals(laws.reader.numDocs(), ranking.ranked().length, "every live row ranked");
         }
         assertEquals(0, cache.held.get());
     }
