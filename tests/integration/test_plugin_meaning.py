@@ -193,10 +193,14 @@ def test_every_page_is_a_slice_of_one_large_page(loaded: dict[str, Any], by: str
         ({"by": "hybrid", "meaning_weight": -1}, "meaning_weight"),
         ({"by": "hybrid", "words_weight": "a lot"}, "words_weight"),
         ({"by": "hybrid", "words_weight": 0, "meaning_weight": 0.0}, "words_weight"),
+        ({"by": "hybrid", "words_weight": 1e40}, "words_weight"),
+        ({"by": "hybrid", "meaning_weight": 1e-7}, "meaning_weight"),
+        ({"by": "meaning", "boost": 3}, "boost"),
     ],
 )
 def test_a_bad_parameter_is_a_400_naming_it(loaded: dict[str, Any], extra: dict[str, Any], named: str) -> None:
     raw: RawClient = loaded["raw"]
     index = alias_of("AL", loaded["connection"].namespace)
-    with pytest.raises(AssertionError, match=rf"^400 .*\[{named}\]"):
+    # The contract's messages (contract/request.json): "[lawindex] rrf_k: only hybrid takes it, not by meaning".
+    with pytest.raises(AssertionError, match=rf"^400 .*\[lawindex\] {named}[:,]"):
         raw.search(index, {"query": {"lawindex": {"question": "school bus", **extra}}})
