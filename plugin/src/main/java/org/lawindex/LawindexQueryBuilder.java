@@ -126,8 +126,17 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                 current = parser.currentName();
             } else if (token.isValue()) {
                 parsed.read(parser, current, token);
-            } else {
+            } else if (FUSION.contains(current)) {
+                // "rrf_k": [5], "words_weight": {}: the contract's message for the parameter, the value described.
+                Contract.Parameter rule = Contract.shipped().parameter(current);
+                throw refused(parser, Contract.shipped().message(rule.type, "name", current, "min", Contract.plain(rule.min),
+                    "max", Contract.plain(rule.max), "value", describe(token)));
+            } else if (BOOST_FIELD.match(current, parser.getDeprecationHandler())) {
+                throw refused(parser, BOOST_RULE + describe(token));
+            } else if (STRINGS.contains(current)) {
                 throw refused(parser, "[" + current + "] must be a string, not " + describe(token));
+            } else {
+                throw unknown(parser, current);
             }
         }
         return parsed.built(parser);
@@ -148,8 +157,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         void read(XContentParser parser, String name, XContentParser.Token token) throws IOException {
             if (BOOST_FIELD.match(name, parser.getDeprecationHandler())) {
                 boost = boost(parser);
-            } else if (RRF_K.match(name, parser.getDeprecationHandler()) || WORDS_WEIGHT.match(name, parser.getDeprecationHandler())
-                || MEANING_WEIGHT.match(name, parser.getDeprecationHandler())) {
+            } else if (FUSION.contains(name)) {
                 fusion.put(name, number(parser));
                 spelled.put(name, parser.text());
             } else {
@@ -160,8 +168,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         /** question, field, order, by and _name: strings ("question": 30 was once taken as "30"). */
         private void text(XContentParser parser, String name, XContentParser.Token token) throws IOException {
             if (!STRINGS.contains(name)) {
-                throw refused(parser, "takes question, by, rrf_k, words_weight, meaning_weight, field, order, boost and _name;"
-                    + " not [" + name + "]");
+                throw unknown(parser, name);
             }
             if (token != XContentParser.Token.VALUE_STRING) {
                 throw refused(parser, "[" + name + "] must be a string, not " + describe(token));
@@ -202,6 +209,12 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     }
 
     private static final Set<String> STRINGS = Set.of("question", "field", "order", "by", "_name");
+    private static final Set<String> FUSION = Set.of("rrf_k", "words_weight", "meaning_weight");
+
+    private static ParsingException unknown(XContentParser parser, String name) {
+        return refused(parser, "takes question, by, rrf_k, words_weight, meaning_weight, field, order, boost and _name; not ["
+            + name + "]");
+    }
 
     private static ParsingException refused(XContentParser parser, String why) {
         return new ParsingException(parser.getTokenLocation(), "[" + NAME + "] " + why);

@@ -78,6 +78,13 @@ class ContractTest {
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"meaning_weight\": 1e-7}"));
         assertEquals("[lawindex] words_weight: a weight must be 0 or a number from 0.000001 to 1000000, not a lot",
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": \"a lot\"}"));
+        assertEquals("[lawindex] rrf_k: must be an integer from 1 to 10000, not an array",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": [5]}"));
+        assertEquals("[lawindex] words_weight: a weight must be 0 or a number from 0.000001 to 1000000, not an object",
+            refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": {}}"));
+        assertEquals("[lawindex] [question] must be a string, not an object", refusal("{\"question\": {\"a\": 1}}"));
+        assertTrue(refusal("{\"question\": \"q\", \"limit\": [8]}").endsWith("not [limit]"));
+        assertTrue(refusal("{\"question\": \"q\", \"limit\": 8}").endsWith("not [limit]"));
         assertEquals("[lawindex] words_weight, meaning_weight: the two weights cannot both be 0",
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": 0, \"meaning_weight\": 0.0}"));
     }
@@ -102,6 +109,7 @@ class ContractTest {
             String message = refusal("{\"question\": \"q\", \"boost\": " + boost + "}");
             assertEquals("[lawindex] " + LawindexQueryBuilder.BOOST_RULE + boost.replace("\"", ""), message);
         }
+        assertEquals("[lawindex] " + LawindexQueryBuilder.BOOST_RULE + "an array", refusal("{\"question\": \"q\", \"boost\": [2]}"));
         assertTrue(LawindexQueryBuilder.exactBoost(0x1p-20));
         assertTrue(LawindexQueryBuilder.exactBoost(0x1p20));
         assertFalse(LawindexQueryBuilder.exactBoost(0x1p21));
