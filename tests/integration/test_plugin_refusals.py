@@ -10,6 +10,7 @@ question could not be stopped. Every bad parameter is now a 400 whose reason nam
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import struct
@@ -20,7 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning, reference
 from indexer.retrieval.corpus import read_corpus
 from tests import synthetic
@@ -175,6 +179,52 @@ def test_weights_at_the_contracts_bounds_answer_as_the_reference(state: Loaded) 
         got = [str(h["_source"]["id"]) for h in reply.body["hits"]["hits"]]  # type: ignore[index]
         expected = meaning.answer(state.corpus, question, 8, "hybrid", rrf_k, words_weight, meaning_weight).ids()
         assert got == expected, (words_weight, meaning_weight, rrf_k)
+    raw.close()
+
+
+# Weights the contract takes (0, or 1e-6 to 1e6) and ones it refuses (between 0 and 1e-6, past 1e6 up to the
+# largest double), k over its range, boosts that are powers of two: issue 44's property, plugin against reference.
+_TAKEN = st.one_of(st.floats(1e-6, 1e6), st.sampled_from([1e-6, 1e6, 0.0]))
+_REFUSED = st.one_of(
+    st.floats(0.0, 1e-6, exclude_min=True, exclude_max=True), st.floats(1e6, 1.7976931348623157e308, exclude_min=True)
+)
+FUSIONS = int(os.environ.get("LAWINDEX_FUSION_EXAMPLES", "80"))
+
+
+def test_hybrid_over_the_contracts_weights_and_k_is_the_reference_and_past_them_a_400(state: Loaded) -> None:
+    raw = Raw(state.url)
+    questions = default_questions(state.corpus)[:12]
+    counted = {"answered": 0, "refused": 0}
+
+    @settings(max_examples=FUSIONS, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        question=st.sampled_from(questions),
+        weights=st.sampled_from([(_TAKEN, _TAKEN)] * 3 + [(_REFUSED, _TAKEN), (_TAKEN, _REFUSED)]).flatmap(
+            lambda pair: st.tuples(*pair)
+        ),
+        rrf_k=st.integers(1, 10_000),
+        power=st.integers(-20, 20),
+    )
+    def one(question: str, weights: tuple[float, float], rrf_k: int, power: int) -> None:
+        ww, mw = weights
+        query = {"question": question, "by": "hybrid", "rrf_k": rrf_k, "words_weight": ww, "meaning_weight": mw,
+                 "boost": 2.0**power}  # fmt: skip
+        reply = raw.search(state.alias, query, size=8, _source=["id"])
+        bad = [name for name, w in (("words_weight", ww), ("meaning_weight", mw)) if w != 0 and not 1e-6 <= w <= 1e6]
+        if bad:
+            assert reply.status == 400 and reply.reason().startswith(f"[lawindex] {bad[0]}: "), (query, reply.body)
+            counted["refused"] += 1
+        elif ww == 0 and mw == 0:
+            assert reply.status == 400 and reply.reason() == contract("weights_both_zero"), (query, reply.body)
+        else:
+            assert reply.status == 200, (query, reply.body)
+            got = [str(hit["_source"]["id"]) for hit in reply.body["hits"]["hits"]]  # type: ignore[index]
+            assert got == meaning.answer(state.corpus, question, 8, "hybrid", rrf_k, ww, mw).ids(), query
+            counted["answered"] += 1
+
+    one()
+    print(f"hybrid on the plugin: {counted['answered']} answers as the reference, {counted['refused']} refusals")
+    assert counted["answered"] > 0 and counted["refused"] > 0
     raw.close()
 
 
