@@ -168,6 +168,26 @@ def test_a_power_of_two_boost_scales_every_score_exactly_and_keeps_the_order(sta
     raw.close()
 
 
+def test_a_boost_from_a_query_around_it_keeps_the_order_or_is_refused(state: Loaded) -> None:
+    """A `bool`'s boost reaches the lawindex query's weight: its floats are made from the exact score times it, so
+    any boost keeps the order, and one that would overflow a float is refused (it once made every score Infinity)."""
+    raw = Raw(state.url)
+    question = "how far from a fire hydrant can i park"
+    want = reference.ask(state.corpus, question, 20).ids()
+    for boost in (3.0, 0.1, 1e-30, 1e-40, 1e30):
+        body = {
+            "size": 20,
+            "_source": ["id"],
+            "query": {"bool": {"must": [{"lawindex": {"question": question}}], "boost": boost}},
+        }
+        reply = raw.send("POST", f"/{state.alias}/_search", body)
+        assert reply.status == 200, (boost, reply.body)
+        assert [str(h["_source"]["id"]) for h in reply.body["hits"]["hits"]] == want, boost  # type: ignore[index]
+    body = {"query": {"bool": {"must": [{"lawindex": {"question": question}}], "boost": 3e38}}}
+    _refused(raw.send("POST", f"/{state.alias}/_search", body), "[lawindex] boost: ", "overflows a float")
+    raw.close()
+
+
 def test_weights_at_the_contracts_bounds_answer_as_the_reference(state: Loaded) -> None:
     raw = Raw(state.url)
     question = "how far from a fire hydrant can i park"
