@@ -292,12 +292,19 @@ def embedder_files() -> list[tuple[str, Path]]:
 
 
 def contract(root: Path) -> Path:
-    """contract/request.json, the one rule set of a question, beside the plugin's sources: the repository's
-    contract/ next to plugin/, or the wheel's copy next to its plugin/ (indexer/node/_data/contract)."""
-    found = root.parent / "contract" / "request.json"
-    if not found.is_file():
-        raise NodeError(f"{found} (the rule set of a question the plugin checks requests by) not found")
-    return found
+    """contract/request.json, the one rule set of a question: the repository's, next to plugin/, or the wheel's
+    copy (indexer/retrieval/_data/contract, where indexer.retrieval.request reads it too)."""
+    places = (
+        root.parent / "contract" / "request.json",
+        root.parents[2] / "retrieval" / "_data" / "contract" / "request.json",
+    )
+    for place in places:
+        if place.is_file():
+            return place
+    raise NodeError(
+        "contract/request.json (the rule set of a question the plugin checks requests by) not found in "
+        + ", ".join(map(str, places))
+    )
 
 
 def jar_resources(root: Path) -> list[tuple[str, Path]]:
