@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,9 +17,9 @@ import java.util.Map;
  * bundled into the jar at build time (Maven's resources and indexer/node/plugin.py put it at
  * {@code org/lawindex/contract/request.json}), so the plugin, serve, the CLI and the TypeScript client refuse the
  * same parameters with the same messages. What the plugin checks from it: the way ({@code by}), which ways take
- * each fusion parameter, their ranges, and the two weights not both 0. A number in a message is written plainly
- * ({@code 0.000001}, {@code 1000000}: BigDecimal's plain string, trailing zeros stripped); a value given is written
- * as the request spelled it (the JSON token's text).
+ * each fusion parameter, their ranges, and the two weights not both 0. A number in a message is written as
+ * JavaScript writes it ({@link #plain}: {@code 0.000001}, {@code 1000000}, {@code 1e+40}), as every path writes it;
+ * a value that is no number as the request spelled it.
  */
 final class Contract {
     static final String RESOURCE = "/org/lawindex/contract/request.json";
@@ -128,7 +130,7 @@ final class Contract {
         for (Parameter parameter : parameters.values()) {
             if (given.containsKey(parameter.name) && !inRange(parameter, given.get(parameter.name))) {
                 return message(parameter.type, "name", parameter.name, "min", plain(parameter.min),
-                    "max", plain(parameter.max), "value", spelled.get(parameter.name));
+                    "max", plain(parameter.max), "value", written(given.get(parameter.name), spelled.get(parameter.name)));
             }
         }
         double words = weight(given, "words_weight");
@@ -162,9 +164,51 @@ final class Contract {
         return String.join(", ", ways.subList(0, ways.size() - 1)) + " or " + ways.get(ways.size() - 1);
     }
 
-    /** A bound as a person writes it: 0.000001, 1000000, 10000, 1. */
+    /**
+     * A number as JavaScript's {@code String(number)} writes it, as lawindex's Python (request.js_number) and the
+     * TypeScript client write it in the same messages: the shortest digits that read back as the number, in fixed
+     * notation for a decimal exponent from -7 to 20 ({@code 0.000001}, {@code 1000000}), else {@code 1e+40}.
+     */
     static String plain(double value) {
-        return BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
+        if (value == 0.0 || !Double.isFinite(value)) {
+            return value == 0.0 ? "0" : Double.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity";
+        }
+        BigDecimal shortest = shortest(Math.abs(value));
+        String digits = shortest.unscaledValue().toString();
+        int k = digits.length();
+        int n = k - shortest.scale();  // ECMAScript's Number::toString: the point after the n-th digit
+        String sign = value < 0 ? "-" : "";
+        if (k <= n && n <= 21) {
+            return sign + digits + "0".repeat(n - k);
+        }
+        if (0 < n && n <= 21) {
+            return sign + digits.substring(0, n) + "." + digits.substring(n);
+        }
+        if (-6 < n && n <= 0) {
+            return sign + "0." + "0".repeat(-n) + digits;
+        }
+        String body = k == 1 ? digits : digits.charAt(0) + "." + digits.substring(1);
+        return sign + body + "e" + (n - 1 >= 0 ? "+" : "-") + Math.abs(n - 1);
+    }
+
+    /** The fewest significant digits that read back as {@code value} (> 0), the nearest of them: Python's repr. */
+    private static BigDecimal shortest(double value) {
+        BigDecimal exact = new BigDecimal(value);
+        for (int precision = 1; precision < 17; precision++) {
+            BigDecimal rounded = exact.round(new MathContext(precision, RoundingMode.HALF_EVEN));
+            if (rounded.doubleValue() == value) {
+                return rounded.stripTrailingZeros();
+            }
+        }
+        return exact.round(new MathContext(17, RoundingMode.HALF_EVEN)).stripTrailingZeros();
+    }
+
+    /** A value given as the contract's messages write it: a number as {@link #plain}, anything else as given. */
+    static String written(Object value, String spelled) {
+        if (value instanceof Double) {
+            return plain((Double) value);
+        }
+        return value instanceof Long ? value.toString() : spelled;
     }
 
     private static double number(Object value) {

@@ -70,7 +70,7 @@ class ContractTest {
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 6.5}"));
         assertEquals("[lawindex] rrf_k: must be an integer from 1 to 10000, not 99999999999999999999999",
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"rrf_k\": 99999999999999999999999}"));
-        assertEquals("[lawindex] words_weight: a weight must be 0 or a number from 0.000001 to 1000000, not 1e40",
+        assertEquals("[lawindex] words_weight: a weight must be 0 or a number from 0.000001 to 1000000, not 1e+40",
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": 1e40}"));
         assertEquals("[lawindex] meaning_weight: a weight must be 0 or a number from 0.000001 to 1000000, not -1",
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"meaning_weight\": -1}"));
@@ -87,6 +87,34 @@ class ContractTest {
         assertTrue(refusal("{\"question\": \"q\", \"limit\": 8}").endsWith("not [limit]"));
         assertEquals("[lawindex] words_weight, meaning_weight: the two weights cannot both be 0",
             refusal("{\"question\": \"q\", \"by\": \"hybrid\", \"words_weight\": 0, \"meaning_weight\": 0.0}"));
+    }
+
+    @Test
+    void numbersAreWrittenAsJavaScriptAndLawindexsPythonWriteThem() {
+        // Each pair: a double (Python's repr), and indexer.retrieval.request.js_number's text of it.
+        String[][] cases = {
+            {"1e-06", "0.000001"},
+            {"1e-07", "1e-7"},
+            {"1000000.0", "1000000"},
+            {"1e+21", "1e+21"},
+            {"1e+20", "100000000000000000000"},
+            {"123.456", "123.456"},
+            {"0.30000000000000004", "0.30000000000000004"},
+            {"1.7976931348623157e+308", "1.7976931348623157e+308"},
+            {"5e-324", "5e-324"},
+            {"-1.5", "-1.5"},
+            {"2e+23", "2e+23"},
+            {"1e+40", "1e+40"},
+            {"1000000.5", "1000000.5"},
+            {"6.5", "6.5"},
+            {"5.0", "5"},
+            {"1e-300", "1e-300"},
+            {"0.000123", "0.000123"},
+            {"1.2345678901234568e+20", "123456789012345680000"}
+        };
+        for (String[] pair : cases) {
+            assertEquals(pair[1], Contract.plain(Double.parseDouble(pair[0])), pair[0]);
+        }
     }
 
     @Test
