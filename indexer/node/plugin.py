@@ -120,7 +120,7 @@ def _digest(root: Path, lucene: int, release: int, classpath: Sequence[Path], re
     for path in _source_files(root, lucene):
         parts += [str(path.relative_to(root)).encode(), path.read_bytes()]
     parts.append(_descriptor_template(root).encode())
-    for name, path in embedder_files():
+    for name, path in jar_resources(root):
         parts += [name.encode(), path.read_bytes()]
     parts += [jar.name.encode() for jar in classpath]  # the jars compiled against
     for part in parts:
@@ -233,7 +233,7 @@ def _compile(
         staged = Path(scratch) / "zip"
         staged.mkdir()
         jar = staged / f"{aim.name[:-4]}.jar"
-        _write_jar(jar, classes, aim.compile_against)
+        _write_jar(jar, classes, aim.compile_against, jar_resources(root))
         zipped = staged / aim.name
         _pack(zipped, descriptor(root, aim, release), [(jar, jar.name)])
         built = Path(scratch) / "built"
@@ -291,13 +291,35 @@ def embedder_files() -> list[tuple[str, Path]]:
     return files
 
 
-def _write_jar(jar: Path, classes: Path, version: str) -> None:
+def contract(root: Path) -> Path:
+    """contract/request.json, the one rule set of a question: the repository's, next to plugin/, or the wheel's
+    copy (indexer/retrieval/_data/contract, where indexer.retrieval.request reads it too)."""
+    places = (
+        root.parent / "contract" / "request.json",
+        root.parents[2] / "retrieval" / "_data" / "contract" / "request.json",
+    )
+    for place in places:
+        if place.is_file():
+            return place
+    raise NodeError(
+        "contract/request.json (the rule set of a question the plugin checks requests by) not found in "
+        + ", ".join(map(str, places))
+    )
+
+
+def jar_resources(root: Path) -> list[tuple[str, Path]]:
+    """What the plugin's jar carries besides its classes, as (name in the jar, file): the embedder's files and
+    the contract the query builder reads (plugin/pom.xml puts it at the same name for the unit tests)."""
+    return [*embedder_files(), ("org/lawindex/contract/request.json", contract(root))]
+
+
+def _write_jar(jar: Path, classes: Path, version: str, resources: Sequence[tuple[str, Path]]) -> None:
     manifest = f"Manifest-Version: 1.0\nImplementation-Title: {NAME}\nImplementation-Version: {version}\n\n"
     with zipfile.ZipFile(jar, "w", zipfile.ZIP_DEFLATED) as out:
         out.writestr("META-INF/MANIFEST.MF", manifest)
         for path in sorted(classes.rglob("*.class")):
             out.write(path, path.relative_to(classes).as_posix())
-        for name, path in embedder_files():
+        for name, path in resources:
             out.write(path, name)
 
 

@@ -103,10 +103,11 @@ def _reference(
     question = _LONE.sub("\ufffd", question)
     laws = corpus.laws
     vector = meaning.question_vector(question)
-    if not vector.any():
-        return []
+    # Nothing to embed (no Unicode letter or decimal digit once lowercased: indexer.retrieval.request.has_meaning,
+    # issue 44 item 5): near no row, and hybrid is words' part alone (none: such a question has no word).
+    near = any(char.isalpha() or char.isdecimal() for char in question.lower()) and bool(vector.any())
     scores = cosines(meaning.vectors(laws), vector)
-    by_meaning = meaning.meaning_order(scores)
+    by_meaning = meaning.meaning_order(scores) if near else []
     if by == "meaning":
         return [(laws[i].id, float(scores[i]), None, rank) for rank, i in enumerate(by_meaning, 1)]
     stats = reference.statistics(laws)
@@ -195,10 +196,14 @@ def test_every_page_is_a_slice_of_one_large_page(loaded: dict[str, Any], by: str
         ({"by": "hybrid", "meaning_weight": -1}, "meaning_weight"),
         ({"by": "hybrid", "words_weight": "a lot"}, "words_weight"),
         ({"by": "hybrid", "words_weight": 0, "meaning_weight": 0.0}, "words_weight"),
+        ({"by": "hybrid", "words_weight": 1e40}, "words_weight"),
+        ({"by": "hybrid", "meaning_weight": 1e-7}, "meaning_weight"),
+        ({"by": "meaning", "boost": 3}, "boost"),
     ],
 )
 def test_a_bad_parameter_is_a_400_naming_it(loaded: dict[str, Any], extra: dict[str, Any], named: str) -> None:
     raw: RawClient = loaded["raw"]
     index = alias_of("AL", loaded["connection"].namespace)
-    with pytest.raises(AssertionError, match=rf"^400 .*\[{named}\]"):
+    # The contract's messages (contract/request.json): "[lawindex] rrf_k: only hybrid takes it, not by meaning".
+    with pytest.raises(AssertionError, match=rf"^400 .*\[lawindex\] {named}[:,]"):
         raw.search(index, {"query": {"lawindex": {"question": "school bus", **extra}}})

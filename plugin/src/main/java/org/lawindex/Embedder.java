@@ -116,6 +116,16 @@ final class Embedder {
         return Shipped.EMBEDDER;
     }
 
+    /**
+     * True for a question with nothing to embed, which is near no row (docs/meaning.md; the rule lawindex's Python
+     * decides by, indexer.retrieval.request.has_meaning): no Unicode letter (L*) or decimal digit (Nd) once
+     * lowercased. Empty, spaces, punctuation, controls, symbols, emoji: nothing. Decided by Python's Unicode tables
+     * ({@link Meaningful}), not the JDK's, which carry another Unicode version.
+     */
+    static boolean nothingToEmbed(String question) {
+        return question.codePoints().noneMatch(Meaningful::has);
+    }
+
     /** The text's vector as grid units (component * 2^20, integers within +-2^20). */
     int[] grid(String text) {
         return grid(bpe.encode(text));

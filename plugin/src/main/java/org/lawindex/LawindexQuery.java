@@ -9,22 +9,14 @@ import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
-import org.apache.lucene.search.DocIdSetIterator;
-import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.search.MatchNoDocsQuery;
-import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
-import org.apache.lucene.search.ScoreMode;
-import org.apache.lucene.search.Scorer;
-import org.apache.lucene.search.ScorerSupplier;
-import org.apache.lucene.search.Weight;
-import org.opensearch.search.query.QueryPhase;
 
 /**
  * The spec's bm25() on one shard: the question's words (already analysed by the field's analyzer, which is
  * the spec's words()), spelled as the laws spell them, scored by {@link LawindexSimilarity}'s arithmetic and
- * ranked by {@link Ranking}, which computes every law's exact score when the weight is made.
+ * ranked by {@link Ranking}, which computes every law's exact score when the weight is made (its weight and
+ * scorer are every lawindex query's: {@link RankedQuery}).
  *
  * <p>The expansion and the ranking run when the weight is made, in the query phase: there OpenSearch's
  * reader checks the task's cancellation and the request's {@code timeout} ({@link Work} calls through it as
@@ -32,7 +24,7 @@ import org.opensearch.search.query.QueryPhase;
  * that the highlighter (which visits this very query in the fetch phase) is told the terms it matched,
  * expanded words included, as a {@code match} query tells it its own.
  */
-public final class LawindexQuery extends Query {
+public final class LawindexQuery extends RankedQuery {
     private final String field;
     private final String orderField;
     private final List<String> words;
@@ -64,24 +56,13 @@ public final class LawindexQuery extends Query {
         return known == null ? null : known.asked;
     }
 
-    @Override
-    public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
-        try {
-            return new LawindexWeight(this, ranking(searcher), boost);
-        } catch (QueryPhase.TimeExceededException e) {
-            // The request's timeout passed while the question was expanded or ranked. Thrown from here it would
-            // fail the shard (500); a weight that matches nothing lets the search go on to its first leaf,
-            // where OpenSearch checks the timeout again and answers as for any query: timed_out, no hits.
-            return new MatchNoDocsQuery("lawindex: the request's timeout passed").createWeight(searcher, scoreMode, boost);
-        }
-    }
-
     /**
      * The shard's exact words ranking for the question (hybrid's words part too: MeaningQuery): the question
      * expanded against the reader's vocabulary (kept for the highlighter), every law scored, its memory charged
      * to the request breaker and its loops cancellable. Throws QueryPhase.TimeExceededException past the
      * request's timeout.
      */
+    @Override
     Ranking ranking(IndexSearcher searcher) throws IOException {
         IndexReader reader = searcher.getIndexReader();
         try (Work work = new Work(breaker, cancellation(reader, field))) {
@@ -173,122 +154,5 @@ public final class LawindexQuery extends Query {
     @Override
     public int hashCode() {
         return Objects.hash(classHash(), field, orderField, words, similarity);
-    }
-
-    private static final class LawindexWeight extends VersionedWeight {
-        private final Ranking ranking;
-        private final float boost;
-
-        LawindexWeight(Query query, Ranking ranking, float boost) {
-            super(query);
-            this.ranking = ranking;
-            this.boost = boost;
-        }
-
-        @Override
-        public ScorerSupplier scorerSupplier(LeafReaderContext leaf) {
-            int[] docs = ranking.docs(leaf.ord);
-            if (docs.length == 0) {
-                return null;
-            }
-            Weight weight = this;
-            return new ScorerSupplier() {
-                @Override
-                public Scorer get(long leadCost) {
-                    return new ListedScorer(weight, leaf, docs);
-                }
-
-                @Override
-                public long cost() {
-                    return docs.length;
-                }
-            };
-        }
-
-        @Override
-        public Explanation explain(LeafReaderContext leaf, int doc) throws IOException {
-            return ranking.explain(leaf, doc, boost);
-        }
-
-        @Override
-        public boolean isCacheable(LeafReaderContext leaf) {
-            // Its scores depend on the whole shard (N, n, the other laws' floats), not on one segment.
-            return false;
-        }
-
-        private final class ListedScorer extends VersionedScorer {
-            private final LeafReaderContext leaf;
-            private final int[] docs;
-            private final DocIdSetIterator iterator;
-            private int at = -1;
-            private float minCompetitive = 0f;
-
-            ListedScorer(Weight weight, LeafReaderContext leaf, int[] docs) {
-                super(weight);
-                this.leaf = leaf;
-                this.docs = docs;
-                this.iterator = new DocIdSetIterator() {
-                    @Override
-                    public int docID() {
-                        return at < 0 ? -1 : at >= docs.length ? NO_MORE_DOCS : docs[at];
-                    }
-
-                    @Override
-                    public int nextDoc() {
-                        at++;
-                        return competitive();
-                    }
-
-                    @Override
-                    public int advance(int target) {
-                        int found = java.util.Arrays.binarySearch(docs, Math.max(at + 1, 0), docs.length, target);
-                        at = found >= 0 ? found : -found - 1;
-                        return competitive();
-                    }
-
-                    @Override
-                    public long cost() {
-                        return docs.length;
-                    }
-                };
-            }
-
-            /** From `at` on, past the laws whose score cannot enter the collector's top hits any more. */
-            private int competitive() {
-                if (minCompetitive > 0) {
-                    while (at < docs.length && ranking.score(leaf, docs[at]) * boost < minCompetitive) {
-                        at++;
-                    }
-                }
-                return iterator.docID();
-            }
-
-            @Override
-            public void setMinCompetitiveScore(float minScore) {
-                // TOP_SCORES (no total hit count asked for): the collector needs no law scored below this.
-                minCompetitive = minScore;
-            }
-
-            @Override
-            public int docID() {
-                return iterator.docID();
-            }
-
-            @Override
-            public DocIdSetIterator iterator() {
-                return iterator;
-            }
-
-            @Override
-            public float getMaxScore(int upTo) {
-                return ranking.maxScore() * boost;
-            }
-
-            @Override
-            public float score() {
-                float score = ranking.score(leaf, docID());
-                return boost == 1f ? score : score * boost;
-            }
-        }
     }
 }

@@ -3,7 +3,9 @@ package org.lawindex;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -71,6 +73,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         this.order = order == null ? DEFAULT_ORDER : order;
     }
 
+    public String question() {
+        return question;
+    }
+
     public LawindexQueryBuilder(StreamInput in) throws IOException {
         super(in);
         question = in.readString();
@@ -112,82 +118,106 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     }
 
     public static LawindexQueryBuilder fromXContent(XContentParser parser) throws IOException {
-        String question = null;
-        String field = null;
-        String order = null;
-        String queryName = null;
-        String by = Fusion.WORDS;
-        Integer rrfK = null;
-        Double wordsWeight = null;
-        Double meaningWeight = null;
-        float boost = DEFAULT_BOOST;
+        Parsed parsed = new Parsed();
         String current = null;
         XContentParser.Token token;
         while ((token = parser.nextToken()) != XContentParser.Token.END_OBJECT) {
             if (token == XContentParser.Token.FIELD_NAME) {
                 current = parser.currentName();
             } else if (token.isValue()) {
-                if (BOOST_FIELD.match(current, parser.getDeprecationHandler())) {
-                    boost = parser.floatValue();
-                    continue;
-                }
-                // The fusion's numbers: each checked where it is read (integer, number), a 400 naming it.
-                if (RRF_K.match(current, parser.getDeprecationHandler())) {
-                    rrfK = integer(parser, current);
-                    continue;
-                }
-                if (WORDS_WEIGHT.match(current, parser.getDeprecationHandler())) {
-                    wordsWeight = number(parser, current);
-                    continue;
-                }
-                if (MEANING_WEIGHT.match(current, parser.getDeprecationHandler())) {
-                    meaningWeight = number(parser, current);
-                    continue;
-                }
-                boolean known = QUESTION.match(current, parser.getDeprecationHandler())
-                    || FIELD.match(current, parser.getDeprecationHandler())
-                    || ORDER.match(current, parser.getDeprecationHandler())
-                    || BY.match(current, parser.getDeprecationHandler())
-                    || NAME_FIELD.match(current, parser.getDeprecationHandler());
-                if (!known) {
-                    throw new ParsingException(parser.getTokenLocation(),
-                        "[" + NAME + "] takes question, by, rrf_k, words_weight, meaning_weight, field, order, boost and _name; not ["
-                            + current + "]");
-                }
-                // "question": 30 was once taken as "30": a number, a boolean or null is not a question.
-                if (token != XContentParser.Token.VALUE_STRING) {
-                    throw new ParsingException(parser.getTokenLocation(),
-                        "[" + NAME + "] [" + current + "] must be a string, not " + describe(token));
-                }
-                if (QUESTION.match(current, parser.getDeprecationHandler())) {
-                    question = parser.text();
-                } else if (FIELD.match(current, parser.getDeprecationHandler())) {
-                    field = parser.text();
-                } else if (ORDER.match(current, parser.getDeprecationHandler())) {
-                    order = parser.text();
-                } else if (BY.match(current, parser.getDeprecationHandler())) {
-                    by = parser.text();
-                } else {
-                    queryName = parser.text();
-                }
+                parsed.read(parser, current, token);
+            } else if (FUSION.contains(current)) {
+                // "rrf_k": [5], "words_weight": {}: the contract's message for the parameter, the value described.
+                Contract.Parameter rule = Contract.shipped().parameter(current);
+                throw refused(parser, Contract.shipped().message(rule.type, "name", current, "min", Contract.plain(rule.min),
+                    "max", Contract.plain(rule.max), "value", describe(token)));
+            } else if (BOOST_FIELD.match(current, parser.getDeprecationHandler())) {
+                throw refused(parser, BOOST_RULE + describe(token));
+            } else if (STRINGS.contains(current)) {
+                throw refused(parser, "[" + current + "] must be a string, not " + describe(token));
             } else {
-                throw new ParsingException(parser.getTokenLocation(),
-                    "[" + NAME + "] [" + current + "] must be a string, not " + describe(token));
+                throw unknown(parser, current);
             }
         }
-        if (question == null) {
-            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] requires [question], a string");
+        return parsed.built(parser);
+    }
+
+    /** What a {@code lawindex} object said, read key by key; each value checked as it is read, a 400 naming it. */
+    private static final class Parsed {
+        String question;
+        String field;
+        String order;
+        String queryName;
+        String by = Contract.shipped().defaultWay;
+        float boost = DEFAULT_BOOST;
+        /** The fusion parameters given: their values (Long, Double, or the text of anything else) and text. */
+        final Map<String, Object> fusion = new LinkedHashMap<>();
+        final Map<String, String> spelled = new LinkedHashMap<>();
+
+        void read(XContentParser parser, String name, XContentParser.Token token) throws IOException {
+            if (BOOST_FIELD.match(name, parser.getDeprecationHandler())) {
+                boost = boost(parser);
+            } else if (FUSION.contains(name)) {
+                fusion.put(name, number(parser));
+                spelled.put(name, parser.text());
+            } else {
+                text(parser, name, token);
+            }
         }
-        String refused = Fusion.refusal(by, rrfK, wordsWeight, meaningWeight);
-        if (refused != null) {
-            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] " + refused);
+
+        /** question, field, order, by and _name: strings ("question": 30 was once taken as "30"). */
+        private void text(XContentParser parser, String name, XContentParser.Token token) throws IOException {
+            if (!STRINGS.contains(name)) {
+                throw unknown(parser, name);
+            }
+            if (token != XContentParser.Token.VALUE_STRING) {
+                throw refused(parser, "[" + name + "] must be a string, not " + describe(token));
+            }
+            String value = parser.text();
+            if (QUESTION.match(name, parser.getDeprecationHandler())) {
+                question = value;
+            } else if (FIELD.match(name, parser.getDeprecationHandler())) {
+                field = value;
+            } else if (ORDER.match(name, parser.getDeprecationHandler())) {
+                order = value;
+            } else if (BY.match(name, parser.getDeprecationHandler())) {
+                by = value;
+            } else {
+                queryName = value;
+            }
         }
-        LawindexQueryBuilder built = new LawindexQueryBuilder(question, field, order).way(by,
-            rrfK == null ? Fusion.RRF_K : rrfK, wordsWeight == null ? Fusion.WORDS_WEIGHT : wordsWeight,
-            meaningWeight == null ? Fusion.MEANING_WEIGHT : meaningWeight);
-        built.boost(boost);
-        built.queryName(queryName);
-        return built;
+
+        LawindexQueryBuilder built(XContentParser parser) {
+            if (question == null) {
+                throw refused(parser, "requires [question], a string");
+            }
+            String refusal = Contract.shipped().refusal(by, fusion, spelled);
+            if (refusal != null) {
+                throw refused(parser, refusal);
+            }
+            LawindexQueryBuilder built = new LawindexQueryBuilder(question, field, order).way(by,
+                fusion.containsKey("rrf_k") ? ((Long) fusion.get("rrf_k")).intValue() : Fusion.RRF_K,
+                weight("words_weight", Fusion.WORDS_WEIGHT), weight("meaning_weight", Fusion.MEANING_WEIGHT));
+            built.boost(boost);
+            built.queryName(queryName);
+            return built;
+        }
+
+        private double weight(String name, double fallback) {
+            return fusion.containsKey(name) ? ((Number) fusion.get(name)).doubleValue() : fallback;
+        }
+    }
+
+    private static final Set<String> STRINGS = Set.of("question", "field", "order", "by", "_name");
+    private static final Set<String> FUSION = Set.of("rrf_k", "words_weight", "meaning_weight");
+
+    private static ParsingException unknown(XContentParser parser, String name) {
+        return refused(parser, "takes question, by, rrf_k, words_weight, meaning_weight, field, order, boost and _name; not ["
+            + name + "]");
+    }
+
+    private static ParsingException refused(XContentParser parser, String why) {
+        return new ParsingException(parser.getTokenLocation(), "[" + NAME + "] " + why);
     }
 
     /** A JSON token as a user reads it: "a number", "an object"... */
@@ -208,22 +238,48 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         }
     }
 
-    private static int integer(XContentParser parser, String name) throws IOException {
-        if (parser.currentToken() != XContentParser.Token.VALUE_NUMBER
-            || (parser.numberType() != XContentParser.NumberType.INT && parser.numberType() != XContentParser.NumberType.LONG)
-            || parser.longValue() < Integer.MIN_VALUE || parser.longValue() > Integer.MAX_VALUE) {
-            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] [" + name + "] must be an integer from 1 to "
-                + Fusion.MAX_RRF_K + ", not " + parser.text());
-        }
-        return (int) parser.longValue();
-    }
-
-    private static double number(XContentParser parser, String name) throws IOException {
+    /** A number as the contract checks it: a Long for an integer, a Double for another number, else its text. */
+    private static Object number(XContentParser parser) throws IOException {
         if (parser.currentToken() != XContentParser.Token.VALUE_NUMBER) {
-            throw new ParsingException(parser.getTokenLocation(), "[" + NAME + "] [" + name + "] must be a finite number >= 0, not "
-                + parser.text());
+            return parser.text();
+        }
+        XContentParser.NumberType type = parser.numberType();
+        if (type == XContentParser.NumberType.INT || type == XContentParser.NumberType.LONG) {
+            return parser.longValue();
+        }
+        if (type == XContentParser.NumberType.BIG_INTEGER) {
+            return parser.text();
         }
         return parser.doubleValue();
+    }
+
+    /**
+     * The query's {@code boost}: 1 or a power of two from 2^-20 to 2^20. Multiplying a score by a power of two is
+     * exact (no float64 score lawindex makes is near overflow or underflow after it), so the spec's order holds;
+     * any other factor can round two scores to one ({@code boost: 3e38} made every words score Infinity).
+     */
+    static float boost(XContentParser parser) throws IOException {
+        double value;
+        try {
+            value = parser.doubleValue();  // a number, or a string of one, as OpenSearch reads every boost
+        } catch (IllegalArgumentException | IOException | IllegalStateException e) {
+            value = Double.NaN;
+        }
+        if (!exactBoost(value)) {
+            throw refused(parser, BOOST_RULE + parser.text());
+        }
+        return (float) value;
+    }
+
+    static final String BOOST_RULE = "boost: must be 1 or a power of two from 2^-20 to 2^20 (a score times a power of two is"
+        + " exact, so the order cannot change), not ";
+
+    static boolean exactBoost(double value) {
+        if (!(value > 0) || Double.isInfinite(value)) {
+            return false;
+        }
+        int exponent = Math.getExponent(value);
+        return exponent >= -20 && exponent <= 20 && value == Math.scalb(1.0, exponent);
     }
 
     @Override
@@ -234,25 +290,31 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
                 + "the " + limit + " this index takes; the limit is the index setting ["
                 + LawindexPlugin.MAX_QUESTION_LENGTH.getKey() + "]");
         }
+        MappedFieldType type = mapped(context);
         if (Fusion.WORDS.equals(by)) {
-            return wordsQuery(context);
+            return wordsQuery(context, type);
         }
         OrderField.check(context, order); // ties in corpus order, by meaning too
-        // The node embeds the question itself (Embedder: bit-equal to lawindex's Python embedder).
-        int[] grid = Embedder.shipped().grid(question);
-        Query words = Fusion.HYBRID.equals(by) ? wordsQuery(context) : null;
-        return new MeaningQuery(question, grid, order, Fusion.HYBRID.equals(by),
-            words instanceof LawindexQuery ? (LawindexQuery) words : null, rrfK, wordsWeight, meaningWeight,
+        // The node embeds the question itself (Embedder: bit-equal to lawindex's Python embedder); a question
+        // with nothing to embed (no letter or digit) is near no row, and hybrid is then words' part alone.
+        int[] grid = Embedder.nothingToEmbed(question) ? new int[Embedder.DIMENSION] : Embedder.shipped().grid(question);
+        LawindexQuery words = Fusion.HYBRID.equals(by) ? wordsQuery(context, type) : null;
+        return new MeaningQuery(question, grid, order, Fusion.HYBRID.equals(by), words, rrfK, wordsWeight, meaningWeight,
             RequestBreaker.of(context), RequestBreaker.fielddata(context));
     }
 
-    private Query wordsQuery(QueryShardContext context) throws IOException {
+    /** The field asked: mapped, on every way (a misspelt field once answered 200 with no hits by words, with hits
+     * by meaning). */
+    private MappedFieldType mapped(QueryShardContext context) {
         MappedFieldType type = context.fieldMapper(field);
         if (type == null) {
-            // A misspelt field once answered 200 with no hits, as if no law shared a word.
             throw new IllegalArgumentException("[" + NAME + "] field [" + field + "] is not mapped in this index; the "
                 + "question is asked of lawindex's ranked field, [" + DEFAULT_FIELD + "]");
         }
+        return type;
+    }
+
+    private LawindexQuery wordsQuery(QueryShardContext context, MappedFieldType type) throws IOException {
         TextSearchInfo search = type.getTextSearchInfo();
         SimilarityProvider provider = search == null ? null : search.getSimilarity();
         Similarity similarity = provider == null ? null : provider.get();

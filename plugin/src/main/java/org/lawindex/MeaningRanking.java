@@ -8,6 +8,7 @@ import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedNumericDocValues;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.IntroSorter;
 
@@ -25,7 +26,8 @@ import org.apache.lucene.util.IntroSorter;
  *       mw / (k + m)}, a part only for a way that reaches the row; best first, equal scores in corpus order.</li>
  * </ul>
  *
- * <p>A question with no tokens has the zero vector, near nothing: no row, whichever way (as Python answers).
+ * <p>A question with nothing to embed (no letter or digit: {@link Embedder#nothingToEmbed}) has the zero vector,
+ * near no row: no row by meaning, and hybrid is words' part alone (none either: such a question has no word).
  * Each row is then given a float for Lucene's collector as {@link Ranking} does for words: the float nearest
  * its exact score, raised where needed to stay above the row after it, so the collector's order is the
  * exact one for every page ({@code from}, {@code size}, {@code search_after}).
@@ -33,73 +35,132 @@ import org.apache.lucene.util.IntroSorter;
  * <p>Work and memory are linear in the state's rows (a state holds at most tens of thousands): one pass over
  * the vectors (256 multiply-adds a row), one sort, a few arrays of the shard's size.
  */
-final class MeaningRanking {
+final class MeaningRanking implements Ranked {
     static final String GRID_FIELD = GridVectors.FIELD;
     final boolean hybrid;
-    final int rrfK;
-    final double wordsWeight;
-    final double meaningWeight;
-    /** Per global document (NaN / 0: no rank). */
+    final Rrf rrf;
+    /** Per global document (0: no rank). */
     private final double[] exact;
     private final long[] dots;
     private final int[] meaningRanks;
     private final int[] wordsRanks;
-    private final float[] floats;
-    private final int[][] docs;
-    private final float maxScore;
+    /** The ranked rows (global ids), best first. */
+    private final int[] ranked;
     final Ranking words;
 
-    private MeaningRanking(boolean hybrid, int rrfK, double wordsWeight, double meaningWeight, double[] exact,
-                           long[] dots, int[] meaningRanks, int[] wordsRanks, float[] floats, int[][] docs,
-                           float maxScore, Ranking words) {
+    private MeaningRanking(boolean hybrid, Rrf rrf, double[] exact, long[] dots, int[] meaningRanks, int[] wordsRanks,
+                           int[] ranked, Ranking words) {
         this.hybrid = hybrid;
-        this.rrfK = rrfK;
-        this.wordsWeight = wordsWeight;
-        this.meaningWeight = meaningWeight;
+        this.rrf = rrf;
         this.exact = exact;
         this.dots = dots;
         this.meaningRanks = meaningRanks;
         this.wordsRanks = wordsRanks;
-        this.floats = floats;
-        this.docs = docs;
-        this.maxScore = maxScore;
+        this.ranked = ranked;
         this.words = words;
+    }
+
+    /** Hybrid's weighted reciprocal-rank fusion: k and the two weights (docs/fusion.md; contract/request.json). */
+    static final class Rrf {
+        final int k;
+        final double wordsWeight;
+        final double meaningWeight;
+
+        Rrf(int k, double wordsWeight, double meaningWeight) {
+            this.k = k;
+            this.wordsWeight = wordsWeight;
+            this.meaningWeight = meaningWeight;
+        }
+
+        /**
+         * A row's fused score: {@code 0.0 + ww / (k + w) + mw / (k + m)}, a part for each way that reaches it (rank
+         * 0: not reached), added as the reference engine adds it. The weights are 0 or from 1e-6 to 1e6 and k from 1
+         * to 10,000 (Contract), so a score is 0.0 or a normal float64 of at most 1e6, whose float is normal too:
+         * never -0.0, NaN or Infinity, so its bits order as it does.
+         */
+        double score(int wordsRank, int meaningRank) {
+            double score = 0.0;
+            if (wordsRank > 0) {
+                score += wordsWeight / (double) (k + wordsRank);
+            }
+            if (meaningRank > 0) {
+                score += meaningWeight / (double) (k + meaningRank);
+            }
+            return score;
+        }
     }
 
     /**
      * The ranking of every row; {@code words} (hybrid: null where the words field is not mapped) the shard's exact
      * words ranking. Each segment's vectors come from {@link GridVectors} (decoded once per segment core, charged
      * to {@code cacheBreaker}); what this question alone holds (about 50 bytes a document of the shard) is charged
-     * to {@code work}, and its cancellation checked every {@link GridVectors#CHECK_EVERY} rows.
+     * to {@code work}, and its cancellation checked every {@link GridVectors#CHECK_EVERY} rows. The steps: the
+     * segments' vectors ({@link #segments}), meaning's ranking ({@link #byMeaning}), each way's ranks, then
+     * meaning's scores ({@link #cosines}) or hybrid's ({@link #fuse}).
      */
     static MeaningRanking of(IndexReader reader, String orderField, int[] question, boolean hybrid, Ranking words,
-                             int rrfK, double wordsWeight, double meaningWeight, Work.Breaker cacheBreaker, Work work)
-        throws IOException {
+                             Rrf rrf, Work.Breaker cacheBreaker, Work work) throws IOException {
         int maxDoc = reader.maxDoc();
-        boolean near = false;
-        for (int d = 0; d < question.length; d++) {
-            near |= question[d] != 0;
-        }
         List<LeafReaderContext> leaves = reader.leaves();
-        GridVectors[] segments = new GridVectors[leaves.size()];
+        // Near no row (nothing to embed): no segment is read, and hybrid is words' part alone.
+        GridVectors[] segments = near(question) ? segments(leaves, orderField, cacheBreaker, work) : new GridVectors[leaves.size()];
         int rows = 0;
-        if (near) {
-            for (LeafReaderContext leaf : leaves) {
-                work.checkCancelled();
-                segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, cacheBreaker, work);
-                rows += segments[leaf.ord].rows();
-                refuseBare(leaf, segments[leaf.ord], orderField);
-            }
+        for (GridVectors segment : segments) {
+            rows += segment == null ? 0 : segment.rows();
         }
-        int[] byWords = hybrid && near && words != null ? words.ranked() : new int[0];
-        // Per document of the shard: dots, orders, exact (8 each), two ranks and a float (4 each); per row of a
-        // sort (meaning's, and hybrid's of every row reached): its keys (8 + 8 + 4) twice, its packed key (8), and
-        // the ranking's ids and leaf ids (4 each).
+        int[] byWords = hybrid && words != null ? words.ranked() : new int[0];
+        // Per document of the shard: dots, orders, exact (8 each), two ranks and the collector's float (4 each); per
+        // row of a sort (meaning's, and hybrid's of every row reached): its keys (8 + 8 + 4) twice, its packed key
+        // (8), and the ranking's ids and leaf ids (4 each).
         work.charge(40L * maxDoc + 56L * (rows + (hybrid ? rows + byWords.length : 0)));
         long[] dots = new long[maxDoc];
         long[] orders = new long[maxDoc];
-        // Meaning: every live row with a vector, by dot product (the cosine's order exactly), then corpus order,
-        // then document id; sorted as primitive keys (boxed Integers and a comparator took milliseconds).
+        Rows byMeaning = byMeaning(leaves, segments, question, rows, dots, orders, work);
+        int[] meaningRanks = ranks(byMeaning.ids, byMeaning.count, maxDoc);
+        int[] wordsRanks = ranks(byWords, byWords.length, maxDoc);
+        double[] exact = new double[maxDoc];
+        int[] ranked;
+        if (hybrid) {
+            ordersOfBare(byWords, meaningRanks, orders, leaves, orderField);
+            Rows fused = fuse(rrf, byMeaning, byWords, meaningRanks, wordsRanks, orders, exact);
+            work.checkCancelled();
+            fused.sort();
+            ranked = Arrays.copyOf(fused.ids, fused.count);
+        } else {
+            ranked = cosines(byMeaning, dots, exact);
+        }
+        return new MeaningRanking(hybrid, rrf, exact, dots, meaningRanks, wordsRanks, ranked, words);
+    }
+
+    /** Whether the question's vector is near any row: not the zero vector. */
+    static boolean near(int[] question) {
+        for (int unit : question) {
+            if (unit != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Each segment's vectors (kept per segment core), a live law without one refused. */
+    private static GridVectors[] segments(List<LeafReaderContext> leaves, String orderField, Work.Breaker cacheBreaker,
+                                          Work work) throws IOException {
+        GridVectors[] segments = new GridVectors[leaves.size()];
+        for (LeafReaderContext leaf : leaves) {
+            work.checkCancelled();
+            segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, cacheBreaker, work);
+            refuseBare(leaf, segments[leaf.ord], orderField);
+        }
+        return segments;
+    }
+
+    /**
+     * Meaning: every live row with a vector, by dot product (the cosine's order exactly), then corpus order, then
+     * document id; sorted as primitive keys (boxed Integers and a comparator took milliseconds). Fills each row's
+     * dot product and corpus order.
+     */
+    private static Rows byMeaning(List<LeafReaderContext> leaves, GridVectors[] segments, int[] question, int rows,
+                                  long[] dots, long[] orders, Work work) {
         Rows byMeaning = new Rows(rows);
         for (LeafReaderContext leaf : leaves) {
             GridVectors segment = segments[leaf.ord];
@@ -123,80 +184,54 @@ final class MeaningRanking {
         }
         work.checkCancelled();
         byMeaning.sort();
-        int count = byMeaning.count;
-        int[] meaningRanks = new int[maxDoc];
+        return byMeaning;
+    }
+
+    /** Per document: its rank (1 the best) in {@code ids[0..count)}, 0 where it has none. */
+    static int[] ranks(int[] ids, int count, int maxDoc) {
+        int[] ranks = new int[maxDoc];
         for (int r = 0; r < count; r++) {
-            meaningRanks[byMeaning.ids[r]] = r + 1;
+            ranks[ids[r]] = r + 1;
         }
-        int[] wordsRanks = new int[maxDoc];
-        double[] exact = new double[maxDoc];
-        int[] ranked;
-        if (!hybrid) {
-            ranked = Arrays.copyOf(byMeaning.ids, count);
-            for (int global : ranked) {
-                exact[global] = dots[global] * 0x1p-40;
-            }
-        } else {
-            for (int r = 0; r < byWords.length; r++) {
-                wordsRanks[byWords[r]] = r + 1;
-            }
-            // Every row reached: all rows with a vector, and any law words reach that has none.
-            Rows fused = new Rows(count + byWords.length);
-            for (int i = 0; i < count + byWords.length; i++) {
-                int global = i < count ? byMeaning.ids[i] : byWords[i - count];
-                if (i >= count) {
-                    if (meaningRanks[global] != 0) {
-                        continue;  // reached by both ways: fused once
-                    }
-                    // A law without a vector (none in an index lawindex loads).
-                    orders[global] = orderOf(leaves, orderField, global);
-                }
-                double score = 0.0;
-                if (wordsRanks[global] > 0) {
-                    score += wordsWeight / (double) (rrfK + wordsRanks[global]);
-                }
-                if (meaningRanks[global] > 0) {
-                    score += meaningWeight / (double) (rrfK + meaningRanks[global]);
-                }
-                exact[global] = score;
-                // A score is 0.0 plus parts >= 0 (the weights are finite and >= 0): never -0.0 or NaN, so its
-                // bits order as it does.
-                fused.add(Double.doubleToLongBits(score), orders[global], global);
-            }
-            work.checkCancelled();
-            fused.sort();
-            ranked = Arrays.copyOf(fused.ids, fused.count);
+        return ranks;
+    }
+
+    /** Meaning's scores: each ranked row's cosine, the dot product times 2^-40 (exact). */
+    private static int[] cosines(Rows byMeaning, long[] dots, double[] exact) {
+        int[] ranked = Arrays.copyOf(byMeaning.ids, byMeaning.count);
+        for (int global : ranked) {
+            exact[global] = dots[global] * 0x1p-40;
         }
-        float[] floats = new float[maxDoc];
-        Arrays.fill(floats, Float.NaN);
-        for (int r = ranked.length - 1; r >= 0; r--) {
-            int doc = ranked[r];
-            float nearest = (float) exact[doc];
-            if (r < ranked.length - 1) {
-                int below = ranked[r + 1];
-                // The collector ranks by float, then by document id: level with the row below is enough when
-                // this one's id is the smaller.
-                float least = doc < below ? floats[below] : Math.nextUp(floats[below]);
-                nearest = Math.max(nearest, least);
+        return ranked;
+    }
+
+    /** The corpus order of each law words reach that has no vector (none in an index lawindex loads). */
+    private static void ordersOfBare(int[] byWords, int[] meaningRanks, long[] orders, List<LeafReaderContext> leaves,
+                                     String orderField) throws IOException {
+        for (int global : byWords) {
+            if (meaningRanks[global] == 0) {
+                orders[global] = orderOf(leaves, orderField, global);
             }
-            floats[doc] = nearest;
         }
-        // Each leaf's ranked rows, ascending: one pass over the shard's documents (no second sort).
-        int[][] docs = new int[leaves.size()][];
-        for (int l = 0; l < leaves.size(); l++) {
-            LeafReaderContext leaf = leaves.get(l);
-            int[] found = new int[leaf.reader().maxDoc()];
-            int n = 0;
-            for (int doc = 0; doc < found.length; doc++) {
-                if (!Float.isNaN(floats[leaf.docBase + doc])) {
-                    found[n++] = doc;
-                }
+    }
+
+    /**
+     * Hybrid: every row reached (all rows with a vector, and any law words reach that has none), each with its fused
+     * score ({@link Rrf#score}, written to {@code exact}) as its key, unsorted.
+     */
+    static Rows fuse(Rrf rrf, Rows byMeaning, int[] byWords, int[] meaningRanks, int[] wordsRanks, long[] orders,
+                     double[] exact) {
+        int count = byMeaning.count;
+        Rows fused = new Rows(count + byWords.length);
+        for (int i = 0; i < count + byWords.length; i++) {
+            int global = i < count ? byMeaning.ids[i] : byWords[i - count];
+            if (i >= count && meaningRanks[global] != 0) {
+                continue;  // reached by both ways: fused once
             }
-            docs[l] = Arrays.copyOf(found, n);
+            exact[global] = rrf.score(wordsRanks[global], meaningRanks[global]);
+            fused.add(Double.doubleToLongBits(exact[global]), orders[global], global);
         }
-        float maxScore = ranked.length == 0 ? 0f : floats[ranked[0]];
-        return new MeaningRanking(hybrid, rrfK, wordsWeight, meaningWeight, exact, dots, meaningRanks, wordsRanks,
-            floats, docs, maxScore, words);
+        return fused;
     }
 
     /**
@@ -210,7 +245,7 @@ final class MeaningRanking {
      * IntroSorter. As Ranking does for words' floats. A sort through a comparator of the rows' arrays took 2 of the
      * 9 ms meaning's ranking of 6,000 rows took on a loaded machine (IntroSorter alone; boxed, more).
      */
-    private static final class Rows extends IntroSorter {
+    static final class Rows extends IntroSorter {
         final long[] keys;
         final long[] orders;
         final int[] ids;
@@ -323,23 +358,13 @@ final class MeaningRanking {
         return order.advanceExact(global - leaf.docBase) ? order.nextValue() : Long.MAX_VALUE;
     }
 
-    int[] docs(int leafOrd) {
-        return docs[leafOrd];
+    @Override
+    public int[] ranked() {
+        return ranked;
     }
 
-    float score(LeafReaderContext leaf, int doc) {
-        return floats[leaf.docBase + doc];
-    }
-
-    float maxScore() {
-        return maxScore;
-    }
-
-    boolean matches(int global) {
-        return !Float.isNaN(floats[global]);
-    }
-
-    double exact(int global) {
+    @Override
+    public double exact(int global) {
         return exact[global];
     }
 
@@ -353,6 +378,37 @@ final class MeaningRanking {
 
     int wordsRank(int global) {
         return wordsRanks[global];
+    }
+
+    /**
+     * A hit's exact float64 score, cosine and meaning rank, and for hybrid its words rank and BM25 sum where words
+     * reach it (lawindex's Python reads them there: docs/plugin.md).
+     */
+    @Override
+    public Explanation explain(LeafReaderContext leaf, int doc, Collected collected) {
+        int global = leaf.docBase + doc;
+        if (!collected.matches(global)) {
+            return Explanation.noMatch(hybrid ? "neither way reaches the row" : "the row has no vector ["
+                + GRID_FIELD + "], or the question has nothing to embed");
+        }
+        float score = collected.score(global);
+        Explanation exactScore = Explanation.match(exact[global], "exact score");
+        Explanation cosine = Explanation.match(cosine(global),
+            "cosine: the exact dot product of the grid vectors (long, times 2^-40)");
+        Explanation meaningRank = Explanation.match(meaningRanks[global], "meaning rank");
+        if (!hybrid) {
+            return Explanation.match(score, "lawindex by meaning: the cosine " + exact[global]
+                + " (float64) as a float, kept above the rows ranked below it", exactScore, cosine, meaningRank);
+        }
+        int w = wordsRanks[global];
+        String how = "lawindex hybrid: 0.0 + " + rrf.wordsWeight + " / (" + rrf.k + " + words rank) + "
+            + rrf.meaningWeight + " / (" + rrf.k + " + meaning rank), a part for each way that reaches"
+            + " the row, = " + exact[global] + " (float64), as a float kept above the rows ranked below it";
+        if (w == 0) {
+            return Explanation.match(score, how, exactScore, cosine, meaningRank);
+        }
+        return Explanation.match(score, how, exactScore, cosine, meaningRank, Explanation.match(w, "words rank"),
+            Explanation.match(words.sum(global), "words score: the spec's BM25 (float64)"));
     }
 
     /** The marker every client can find in the refusal of a law without a vector (lawindex's Python reads it). */

@@ -21,18 +21,15 @@ import org.apache.lucene.util.BytesRef;
 
 /**
  * The spec's ranking of one shard for one question, computed whole before Lucene collects a hit: every
- * matching law's score as the float64 sum, in the spec's order of the asked words, of their BM25 terms;
- * then a float per law for Lucene's collector that keeps the spec's order exactly.
+ * matching law's score as the float64 sum, in the spec's order of the asked words, of their BM25 terms, and the
+ * laws in the spec's order (score descending, then corpus order). {@link Collected} then gives each law the
+ * float that keeps that order in Lucene's collector.
  *
- * <p>Lucene sees float scores and breaks ties by document id. So the laws are put in the spec's order
- * (score descending, then corpus order) and given floats from the last up: each the float nearest its
- * float64 sum, raised where needed to stay above the law after it (one ulp above it, or level with it when
- * its document id already comes first). Two laws float64 tells apart but float32 would tie, and exact
- * float64 ties (corpus order decides), both come out in the spec's order whatever the segments and their
- * order. {@code _score} is thus the float64 sum rounded to float, raised by as many ulps as laws below it
- * tie with it in float (none in practice; one per tied law in a run of ties that documents do not order).
+ * <p>The steps of {@link #of}: the shard's statistics ({@link Statistics}), every reached law's sum
+ * ({@link Sums}), the laws above 0 sorted by their floats and document ids ({@link #byFloat}), and each run of
+ * laws whose floats tie put in the spec's order ({@link #inSpecOrder}).
  */
-final class Ranking {
+final class Ranking implements Ranked {
     final List<String> asked;
     final long[] n;
     final double[] idf;
@@ -41,33 +38,42 @@ final class Ranking {
     final double k1;
     final double b;
     private final String field;
-    private final String orderField;
-    /** Per global document: the float64 sum, and the float handed to the collector (NaN: no match). */
+    /** Per global document: the float64 sum (0: not reached). */
     private final double[] sums;
-    private final float[] floats;
-    /** Per leaf: its matching documents (leaf ids, ascending). */
-    private final int[][] docs;
-    private final float maxScore;
     /** The matching documents (global ids) in the spec's order. */
     private final int[] ranked;
 
-    private Ranking(List<String> asked, long[] n, double[] idf, long size, double average, double k1, double b,
-                    String field, String orderField, double[] sums, float[] floats, int[][] docs, float maxScore,
+    private Ranking(List<String> asked, long[] n, double[] idf, Statistics statistics, String field, double[] sums,
                     int[] ranked) {
-        this.ranked = ranked;
         this.asked = asked;
         this.n = n;
         this.idf = idf;
-        this.size = size;
-        this.average = average;
-        this.k1 = k1;
-        this.b = b;
+        this.size = statistics.size;
+        this.average = statistics.average;
+        this.k1 = statistics.k1;
+        this.b = statistics.b;
         this.field = field;
-        this.orderField = orderField;
         this.sums = sums;
-        this.floats = floats;
-        this.docs = docs;
-        this.maxScore = maxScore;
+        this.ranked = ranked;
+    }
+
+    /** N, the average length, k1 and b: the similarity's settings and the field's statistics on the shard. */
+    private static final class Statistics {
+        final long size;
+        final double average;
+        final double k1;
+        final double b;
+
+        Statistics(CollectionStatistics statistics, LawindexSimilarity similarity) {
+            long docCount = statistics == null ? 0 : statistics.docCount();
+            long sumTotalTermFreq = statistics == null ? 0 : statistics.sumTotalTermFreq();
+            // The setting as written: the max with Lucene's doc count that the similarity takes for OpenSearch's
+            // creation check would count deleted laws here.
+            this.size = similarity.rankedExactly(docCount);
+            this.average = similarity.average(docCount, sumTotalTermFreq);
+            this.k1 = similarity.k1();
+            this.b = similarity.b();
+        }
     }
 
     /**
@@ -76,35 +82,52 @@ final class Ranking {
      * shard (13 bytes a document, 40 a matching law), charged to {@code work} before it is made; each posting
      * read is a step of it (cancellation and the timeout are checked as it goes).
      */
-    static Ranking of(IndexReader reader, CollectionStatistics statistics, String field, String orderField,
+    static Ranking of(IndexReader reader, CollectionStatistics collection, String field, String orderField,
                       List<String> asked, long[] counts, LawindexSimilarity similarity, Work work) throws IOException {
-        long docCount = statistics == null ? 0 : statistics.docCount();
-        long sumTotalTermFreq = statistics == null ? 0 : statistics.sumTotalTermFreq();
-        // The setting as written: the max with Lucene's doc count that the similarity takes for OpenSearch's
-        // creation check would count deleted laws here.
-        long size = similarity.rankedExactly(docCount);
-        double average = similarity.average(docCount, sumTotalTermFreq);
-        double k1 = similarity.k1();
-        double b = similarity.b();
-        int maxDoc = reader.maxDoc();
-        // sums (8), floats (4) and touched (1) per document of the shard.
-        work.charge(13L * maxDoc);
-        double[] sums = new double[maxDoc];
-        boolean[] touched = new boolean[maxDoc];
-        // The documents a word of the question reached, in the order first reached: only they are looked
-        // at again (never a pass over every document of the shard).
-        int[] reached = new int[64];
-        int reachedCount = 0;
-        long[] n = new long[asked.size()];
+        Statistics statistics = new Statistics(collection, similarity);
+        // sums (8), the collector's floats (4, Collected) and touched (1) per document of the shard.
+        work.charge(13L * reader.maxDoc());
+        Sums sums = new Sums(reader.maxDoc(), work);
+        long[] n = counts.clone();
         double[] idf = new double[asked.size()];
-        List<LeafReaderContext> leaves = reader.leaves();
         for (int w = 0; w < asked.size(); w++) {
-            n[w] = counts[w];
-            idf[w] = Bm25.idf(size, n[w]);
-            if (n[w] == 0) {
-                continue;
+            idf[w] = Bm25.idf(statistics.size, n[w]);
+            if (n[w] > 0) {
+                sums.add(reader.leaves(), field, new BytesRef(asked.get(w)), idf[w], statistics);
             }
-            BytesRef term = new BytesRef(asked.get(w));
+        }
+        // keys (8), ranked (4), and the collector's per-leaf ids (4 twice) per law reached.
+        work.charge(20L * sums.reachedCount);
+        long[] keys = byFloat(sums);
+        int[] ranked = new int[keys.length];
+        for (int r = 0; r < keys.length; r++) {
+            ranked[r] = (int) keys[r];
+        }
+        inSpecOrder(ranked, keys, sums.sums, reader.leaves(), orderField, work);
+        return new Ranking(asked, n, idf, statistics, field, sums.sums, ranked);
+    }
+
+    /**
+     * Every law's float64 sum, word by word in {@code asked} order (the words are the outer loop, so each law's sum
+     * is added up in exactly the spec's order), and the laws reached, in the order first reached: only they are
+     * looked at again (never a pass over every document of the shard).
+     */
+    private static final class Sums {
+        final double[] sums;
+        final boolean[] touched;
+        final Work work;
+        int[] reached = new int[64];
+        int reachedCount;
+
+        Sums(int maxDoc, Work work) {
+            this.sums = new double[maxDoc];
+            this.touched = new boolean[maxDoc];
+            this.work = work;
+        }
+
+        /** One asked word's BM25 term added to the sum of every live law that has it. */
+        void add(List<LeafReaderContext> leaves, String field, BytesRef term, double idf, Statistics statistics)
+            throws IOException {
             for (LeafReaderContext leaf : leaves) {
                 Terms terms = leaf.reader().terms(field);
                 if (terms == null) {
@@ -119,49 +142,63 @@ final class Ranking {
                 PostingsEnum postings = iterator.postings(null, PostingsEnum.FREQS);
                 for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
                     work.posting();
-                    if (live != null && !live.get(doc)) {
-                        continue;
-                    }
-                    int global = leaf.docBase + doc;
-                    // The spec's `score += term`, word by word in `asked` order: the words are the outer loop,
-                    // so each law's sum is added up in exactly that order.
-                    sums[global] += Bm25.term(idf[w], postings.freq(), length(lengths, doc), average, k1, b);
-                    if (!touched[global]) {
-                        touched[global] = true;
-                        if (reachedCount == reached.length) {
-                            work.charge(4L * reachedCount);
-                            reached = Arrays.copyOf(reached, reachedCount * 2);
-                        }
-                        reached[reachedCount++] = global;
+                    if (live == null || live.get(doc)) {
+                        int global = leaf.docBase + doc;
+                        sums[global] += Bm25.term(idf, postings.freq(), length(lengths, doc), statistics.average,
+                            statistics.k1, statistics.b);
+                        reached(global);
                     }
                 }
             }
         }
-        // The spec keeps a law whose score is > 0 (every matching law, with real statistics). Each kept law
-        // as one long: its float (descending) above its document id (ascending), which is how Lucene's
-        // collector ranks; one primitive sort.
-        // keys (8), ranked (4), positive (4), docs (4) per law reached; a run of ties sorts with 40 more each.
-        work.charge(20L * reachedCount);
-        long[] keys = new long[reachedCount];
+
+        private void reached(int global) {
+            if (touched[global]) {
+                return;
+            }
+            touched[global] = true;
+            if (reachedCount == reached.length) {
+                work.charge(4L * reachedCount);
+                reached = Arrays.copyOf(reached, reachedCount * 2);
+            }
+            reached[reachedCount++] = global;
+        }
+    }
+
+    /**
+     * The spec keeps a law whose score is > 0 (every matching law, with real statistics). Each kept law as one
+     * long, its float (descending) above its document id (ascending), which is how Lucene's collector ranks; one
+     * primitive sort.
+     */
+    private static long[] byFloat(Sums sums) {
+        long[] keys = new long[sums.reachedCount];
         int matched = 0;
-        for (int i = 0; i < reachedCount; i++) {
-            int global = reached[i];
-            if (sums[global] > 0) {
-                keys[matched++] = key((float) sums[global], global);
+        for (int i = 0; i < sums.reachedCount; i++) {
+            int global = sums.reached[i];
+            if (sums.sums[global] > 0) {
+                keys[matched++] = key((float) sums.sums[global], global);
             }
         }
-        Arrays.sort(keys, 0, matched);
-        int[] ranked = new int[matched];
-        for (int r = 0; r < matched; r++) {
-            ranked[r] = (int) keys[r];
-        }
-        // Rounding to float never swaps two sums, it only ties them: so the collector's order is the spec's
-        // (score descending, then corpus order) except inside a run of laws whose floats are equal. Only
-        // there is each law's corpus order read (the order field's doc values) and the run put in the spec's
-        // order, by its float64 sums and then corpus order.
-        for (int r = 0; r < matched; ) {
+        keys = Arrays.copyOf(keys, matched);
+        Arrays.sort(keys);
+        return keys;
+    }
+
+    /** A kept law's sort key: a positive float's bits order as the float does; descending, then the id. */
+    private static long key(float score, int global) {
+        return ((long) (Integer.MAX_VALUE - Float.floatToIntBits(score)) << 32) | global;
+    }
+
+    /**
+     * Rounding to float never swaps two sums, it only ties them: so the order by float is the spec's (score
+     * descending, then corpus order) except inside a run of laws whose floats are equal. Only there is each law's
+     * corpus order read (the order field's doc values) and the run put in the spec's order.
+     */
+    private static void inSpecOrder(int[] ranked, long[] keys, double[] sums, List<LeafReaderContext> leaves,
+                                    String orderField, Work work) throws IOException {
+        for (int r = 0; r < ranked.length; ) {
             int end = r + 1;
-            while (end < matched && (keys[end] >>> 32) == (keys[r] >>> 32)) {
+            while (end < ranked.length && (keys[end] >>> 32) == (keys[r] >>> 32)) {
                 end++;
             }
             if (end - r > 1) {
@@ -171,44 +208,6 @@ final class Ranking {
             }
             r = end;
         }
-        int[] positive = Arrays.copyOf(ranked, matched);
-        Arrays.sort(positive);
-        int[][] docs = new int[leaves.size()][];
-        int from = 0;
-        for (int l = 0; l < leaves.size(); l++) {
-            LeafReaderContext leaf = leaves.get(l);
-            int limit = leaf.docBase + leaf.reader().maxDoc();
-            int to = from;
-            while (to < matched && positive[to] < limit) {
-                to++;
-            }
-            docs[l] = new int[to - from];
-            for (int i = from; i < to; i++) {
-                docs[l][i - from] = positive[i] - leaf.docBase;
-            }
-            from = to;
-        }
-        float[] floats = new float[maxDoc];
-        Arrays.fill(floats, Float.NaN);
-        for (int r = matched - 1; r >= 0; r--) {
-            int doc = ranked[r];
-            float nearest = (float) sums[doc];
-            if (r < matched - 1) {
-                int below = ranked[r + 1];
-                // The collector ranks by float, then by document id: level with the law below is enough when
-                // this one's id is the smaller.
-                float least = doc < below ? floats[below] : Math.nextUp(floats[below]);
-                nearest = Math.max(nearest, least);
-            }
-            floats[doc] = nearest;
-        }
-        float maxScore = matched == 0 ? 0f : floats[ranked[0]];
-        return new Ranking(asked, n, idf, size, average, k1, b, field, orderField, sums, floats, docs, maxScore, ranked);
-    }
-
-    /** A kept law's sort key: a positive float's bits order as the float does; descending, then the id. */
-    private static long key(float score, int global) {
-        return ((long) (Integer.MAX_VALUE - Float.floatToIntBits(score)) << 32) | global;
     }
 
     /**
@@ -262,7 +261,8 @@ final class Ranking {
     }
 
     /** Every matching document (global id), in the spec's order: the full words ranking (hybrid's). */
-    int[] ranked() {
+    @Override
+    public int[] ranked() {
         return ranked;
     }
 
@@ -271,27 +271,16 @@ final class Ranking {
         return sums[global];
     }
 
-    /** The leaf's matching documents, ascending. */
-    int[] docs(int leafOrd) {
-        return docs[leafOrd];
-    }
-
-    float score(LeafReaderContext leaf, int doc) {
-        return floats[leaf.docBase + doc];
-    }
-
-    float maxScore() {
-        return maxScore;
-    }
-
-    boolean matches(LeafReaderContext leaf, int doc) {
-        return !Float.isNaN(floats[leaf.docBase + doc]);
+    @Override
+    public double exact(int global) {
+        return sums[global];
     }
 
     /** Each asked word's part of the law's score, with what it is computed from. */
-    Explanation explain(LeafReaderContext leaf, int doc, float boost) throws IOException {
+    @Override
+    public Explanation explain(LeafReaderContext leaf, int doc, Collected collected) throws IOException {
         int global = leaf.docBase + doc;
-        if (!matches(leaf, doc)) {
+        if (!collected.matches(global)) {
             return Explanation.noMatch("no word of the question (as the spec spells it: " + asked + ") is in field [" + field + "]");
         }
         NumericDocValues lengths = leaf.reader().getNormValues(field);
@@ -321,16 +310,12 @@ final class Ranking {
                 Explanation.match(k1, "k1"),
                 Explanation.match(b, "b"));
         }
-        float score = floats[global] * boost;
         double sum = sums[global];
-        int ulps = 0;
-        for (float f = (float) sum; f < floats[global]; f = Math.nextUp(f)) {
-            ulps++;
-        }
+        int ulps = collected.raised(global, sum);
         String note = ulps == 0 ? "" : ", raised " + ulps + " ulp(s) above the float nearest it to stay above the laws the spec ranks below it";
-        return Explanation.match(score,
+        return Explanation.match(collected.score(global),
             "lawindex: the spec's BM25 of " + sum + " (float64, summed in the order of the asked words " + asked
-                + "), as a float" + note + (boost == 1f ? "" : ", times the boost " + boost) + "; the sum of:",
-            Arrays.copyOf(parts, used));
+                + ")" + (collected.boost == 1f ? "" : ", times the boost " + collected.boost) + ", as a float" + note
+                + "; the sum of:", Arrays.copyOf(parts, used));
     }
 }

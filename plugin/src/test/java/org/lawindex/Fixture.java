@@ -37,14 +37,8 @@ final class Fixture implements AutoCloseable {
         spec = new SpecPort(docs, ranked);
         similarity = new LawindexSimilarity(1.2, 0.75, (long) spec.size, spec.average);
         Random random = new Random(seed);
-        List<Integer> shuffled = new ArrayList<>();
-        for (int i = 0; i < docs.size(); i++) {
-            shuffled.add(i);
-        }
-        Collections.shuffle(shuffled, random);
-        IndexWriterConfig config = new IndexWriterConfig(new WhitespaceAnalyzer()).setSimilarity(similarity)
-            .setMergePolicy(NoMergePolicy.INSTANCE);
-        try (IndexWriter writer = new IndexWriter(directory, config)) {
+        List<Integer> shuffled = shuffled(docs.size(), random);
+        try (IndexWriter writer = new IndexWriter(directory, config(similarity))) {
             int written = 0;
             for (int order : shuffled) {
                 Document doc = new Document();
@@ -70,6 +64,21 @@ final class Fixture implements AutoCloseable {
             writer.commit();
         }
         reader = DirectoryReader.open(directory);
+    }
+
+    /** 0 to {@code count - 1} in a random order. */
+    static List<Integer> shuffled(int count, Random random) {
+        List<Integer> shuffled = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            shuffled.add(i);
+        }
+        Collections.shuffle(shuffled, random);
+        return shuffled;
+    }
+
+    /** How the plugin's test indexes are written: scored by {@code similarity}, segments never merged. */
+    static IndexWriterConfig config(LawindexSimilarity similarity) {
+        return new IndexWriterConfig(new WhitespaceAnalyzer()).setSimilarity(similarity).setMergePolicy(NoMergePolicy.INSTANCE);
     }
 
     Vocabulary vocabulary() throws IOException {

@@ -63,14 +63,8 @@ class MeaningRankingTest {
             spec = new SpecPort(docs, ranked);
             similarity = new LawindexSimilarity(1.2, 0.75, (long) spec.size, spec.average);
             Random random = new Random(seed);
-            List<Integer> shuffled = new ArrayList<>();
-            for (int i = 0; i < docs.size(); i++) {
-                shuffled.add(i);
-            }
-            Collections.shuffle(shuffled, random);
-            IndexWriterConfig config = new IndexWriterConfig(new WhitespaceAnalyzer()).setSimilarity(similarity)
-                .setMergePolicy(NoMergePolicy.INSTANCE);
-            try (IndexWriter writer = new IndexWriter(directory, config)) {
+            List<Integer> shuffled = Fixture.shuffled(docs.size(), random);
+            try (IndexWriter writer = new IndexWriter(directory, Fixture.config(similarity))) {
                 int written = 0;
                 for (int order : shuffled) {
                     writer.addDocument(law(order, docs.get(order), vectors[order]));
@@ -164,7 +158,7 @@ class MeaningRankingTest {
             meaningRank.put((int) meaning.get(r)[0], r + 1);
         }
         Map<Integer, Integer> wordsRank = new HashMap<>();
-        List<double[]> byWords = near ? laws.spec.bm25(words) : List.of();
+        List<double[]> byWords = laws.spec.bm25(words);  // near no row, hybrid is words' part alone
         for (int r = 0; r < byWords.size(); r++) {
             wordsRank.put((int) byWords.get(r)[0], r + 1);
         }
@@ -281,9 +275,10 @@ class MeaningRankingTest {
                     () -> query.ranking(searcher), "hybrid " + hybrid);
                 assertTrue(refused.getMessage().contains("the law of corpus order [41] " + MeaningRanking.BARE),
                     refused.getMessage());
-                // A question with no tokens reaches no row either way: nothing is ranked, nothing refused.
+                // A question with nothing to embed is near no row: nothing refused, no row by meaning, and hybrid
+                // words' part alone.
                 MeaningQuery none = query(laws, words, new int[DIMENSION], hybrid, 60, 1.0, 4.0, Work.UNLIMITED);
-                assertEquals(0, collectorOrder(laws, none.ranking(searcher)).size());
+                assertEquals(hybrid ? laws.spec.bm25(words).size() : 0, collectorOrder(laws, none.ranking(searcher)).size());
             }
         }
     }
@@ -291,22 +286,7 @@ class MeaningRankingTest {
     /** The rows a ranking hands the collector, in the order Lucene's collector ranks them: float descending, then
      * document id (global). */
     private static List<Integer> collectorOrder(Laws laws, MeaningRanking ranking) {
-        List<Integer> docs = new ArrayList<>();
-        for (var leaf : laws.reader.leaves()) {
-            for (int doc : ranking.docs(leaf.ord)) {
-                docs.add(leaf.docBase + doc);
-            }
-        }
-        docs.sort((x, y) -> {
-            int c = Float.compare(ranking.score(leafOf(laws, y), y - leafOf(laws, y).docBase),
-                ranking.score(leafOf(laws, x), x - leafOf(laws, x).docBase));
-            return c != 0 ? c : Integer.compare(x, y);
-        });
-        return docs;
-    }
-
-    private static org.apache.lucene.index.LeafReaderContext leafOf(Laws laws, int global) {
-        return laws.reader.leaves().get(org.apache.lucene.index.ReaderUtil.subIndex(global, laws.reader.leaves()));
+        return CollectedTest.collectorOrder(Collected.of(ranking, laws.reader, 1f), laws.reader);
     }
 
     /** A breaker that counts what is held. */
@@ -374,7 +354,7 @@ class MeaningRankingTest {
             });
             int[] question = vector(new Random(1), 2);
             assertThrows(IllegalStateException.class, () -> MeaningRanking.of(laws.reader, "order", question, false,
-                null, 5, 1.0, 4.0, cache, work));
+                null, new MeaningRanking.Rrf(5, 1.0, 4.0), cache, work));
             long held = cache.held.get();
             // Segments decoded before the cancellation stay cached (charged); the one cancelled left nothing.
             assertTrue(held < GridVectors.ROW_BYTES * laws.reader.maxDoc(), held + " bytes held");
@@ -383,11 +363,7 @@ class MeaningRankingTest {
             IndexSearcher searcher = new IndexSearcher(laws.reader);
             MeaningRanking ranking = query(laws, List.of("w1"), question, false, 5, 1.0, 4.0, cache).ranking(searcher);
             assertEquals(GridVectors.ROW_BYTES * laws.reader.maxDoc(), cache.held.get());
-            int ranked = 0;
-            for (var leaf : laws.reader.leaves()) {
-                ranked += ranking.docs(leaf.ord).length;
-            }
-            assertEquals(laws.reader.numDocs(), ranked, "every live row ranked");
+            assertEquals(laws.reader.numDocs(), ranking.ranked().length, "every live row ranked");
         }
         assertEquals(0, cache.held.get());
     }
