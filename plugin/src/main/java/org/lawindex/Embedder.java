@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -117,13 +118,21 @@ final class Embedder {
     }
 
     /**
-     * True for a question with nothing to embed, which is near no row (docs/meaning.md; the rule lawindex's Python
-     * decides by, indexer.retrieval.request.has_meaning): no Unicode letter (L*) or decimal digit (Nd) once
-     * lowercased. Empty, spaces, punctuation, controls, symbols, emoji: nothing. Decided by Python's Unicode tables
-     * ({@link Meaningful}), not the JDK's, which carry another Unicode version.
+     * True for a question with nothing to embed, which is near no row (docs/plugin.md; the rule lawindex's Python
+     * shares): no letter or digit once lowercased, as the spec's words() sees text (a run of [a-z0-9] after
+     * lowercasing). Empty, spaces, punctuation, controls, emoji: nothing. Lowercasing gives [a-z0-9] only from
+     * those characters themselves, A-Z, U+0130 (to "i" and a dot) and U+212A (Kelvin, to "k"), in Java as in
+     * Python (EmbedderTest walks every code point); the text is lowercased here all the same.
      */
     static boolean nothingToEmbed(String question) {
-        return question.codePoints().noneMatch(Meaningful::has);
+        String lower = question.toLowerCase(Locale.ROOT);
+        for (int i = 0; i < lower.length(); i++) {
+            char c = lower.charAt(i);
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The text's vector as grid units (component * 2^20, integers within +-2^20). */
