@@ -37,7 +37,7 @@ LIMIT = "index.lawindex.max_question_length"
 # The one rule set of a question (contract/request.json): the plugin's refusals are its messages.
 CONTRACT = json.loads((Path(__file__).resolve().parents[2] / "contract" / "request.json").read_text(encoding="utf-8"))
 BOOST = "[lawindex] boost: must be 1 or a power of two from 2^-20 to 2^20"
-NOTHING_TO_EMBED = ["", " ", "   ", "\t\n\r", "?!.,", "\u0001\u007f", "😀 🇺🇸", "\u00a0"]
+NOTHING_TO_EMBED = ["", " ", "   ", "\t\n\r", "?!.,", "\u0001\u007f", "😀 🇺🇸", "\u00a0", "é 日本 ٣"]
 
 
 def contract(key: str, **values: object) -> str:
