@@ -293,7 +293,7 @@ def embedder_files() -> list[tuple[str, Path]]:
 
 def contract(root: Path) -> Path:
     """contract/request.json, the one rule set of a question: the repository's, next to plugin/, or the wheel's
-    copy (indexer/retrieval/_data/contract, where indexer.retrieval.request reads it too)."""
+    copy (packaged in the _data folder of indexer.retrieval, where indexer.retrieval.request reads it too)."""
     places = (
         root.parent / "contract" / "request.json",
         root.parents[2] / "retrieval" / "_data" / "contract" / "request.json",
