@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from indexer.errors import BadInput
-from indexer.node import distribution, knn, launch, node, plugin, progress, record
+from indexer.node import distribution, fetch, knn, launch, node, plugin, progress, record
 from indexer.node.host import RunAs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -152,11 +152,13 @@ def test_the_background_fetch_needs_nothing_pip_installs() -> None:
     assert (done.returncode, done.stdout.strip()) == (0, "main"), done.stderr
 
 
-def test_the_demo_keeps_port_9200_by_default_and_fetches_beside_pip() -> None:
+def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() -> None:
     demo = (REPO / "scripts" / "demo").read_text()
     assert 'port="${LAWINDEX_DEMO_PORT:-9200}"' in demo
-    fetch, pip, start = (
-        demo.index(line)
-        for line in ("python3 -m indexer.node.fetch >", "python3 -m pip install", "opensearch start --port")
-    )
-    assert fetch < pip < start
+    steps = ("-m indexer.node.fetch >", "--no-deps", '--start "$port" &', '"${pip[@]}" -e .', "opensearch start --port")
+    places = [demo.index(step) for step in steps]
+    assert places == sorted(places)
+
+
+def test_a_start_needs_first_what_pyproject_names_for_its_record_and_the_plugin_jar() -> None:
+    assert fetch.requirements(REPO / "pyproject.toml") == ["pydantic>=2.6", "wordllama==0.4.0.post1"]
