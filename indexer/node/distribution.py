@@ -250,11 +250,16 @@ def working_versions() -> list[str]:
     return []
 
 
-def home(version: str, cache: Path) -> Path:
-    """The unpacked distribution `version` (modules added), made once per cache; shared, read-only by convention."""
+def check_supported(version: str) -> None:
+    """NodeError, before anything is downloaded or built, when lawindex does not support OpenSearch `version`."""
     why = versions.unsupported(version)
     if why is not None:
         raise NodeError(f"{why}: nothing was downloaded", hint=f"start OpenSearch {versions.RANGE}")
+
+
+def home(version: str, cache: Path) -> Path:
+    """The unpacked distribution `version` (modules added), made once per cache; shared, read-only by convention."""
+    check_supported(version)
     root = cache / "dist"
     unpacked = root / f"opensearch-{version}"
     stamp = unpacked / ".lawindex-complete"

@@ -427,6 +427,7 @@ def node_home(version: str, cache: Path, java_home: Path) -> Path:
     """The distribution of `version` with `node_plugins` installed: made once per set of zips (cached beside
     the distribution, hard-linked from it), what each node's home is then made from. On a first start the
     plugin is built (its jars fetched, javac) while the distribution downloads and unpacks, not after."""
+    distribution.check_supported(version)  # said as the distribution says it, before the build beside it
     fetched: dict[str, Any] = {}
 
     def fetch() -> None:
