@@ -29,7 +29,8 @@ def _terminal() -> bool:
 
 
 def megabytes(size: float) -> str:
-    return f"{size / MB:,.1f} MB"
+    """`160.0 MB`, or `25 kB` below a megabyte (a small jar)."""
+    return f"{size / MB:,.1f} MB" if size >= MB else f"{size / 1000:,.0f} kB"
 
 
 class Download:

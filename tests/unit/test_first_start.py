@@ -91,6 +91,11 @@ def test_a_small_download_says_only_its_end(capsys: pytest.CaptureFixture[str]) 
     shown.done()
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("  downloading lucene-core-10.jar: 4.0 MB in ")
+    shown = progress.Download("downloading opensearch-cli-3.6.0.jar", 25_000)
+    shown.update(25_000)
+    shown.done()
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("  downloading opensearch-cli-3.6.0.jar: 25 kB in ")
 
 
 def test_a_lock_another_process_holds_is_waited_for_by_the_waiter(tmp_path: Path) -> None:
