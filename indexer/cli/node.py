@@ -54,6 +54,14 @@ def start(
             "lawindex; status --json gives ca_certs and credentials.",
         ),
     ] = False,
+    knn: Annotated[
+        bool,
+        typer.Option(
+            "--knn",
+            help="The k-NN plugin too (3.6.0), for --by meaning on indices loaded --no-plugin (the window path); the "
+            "lawindex plugin every node gets ranks by meaning without it. A node made with it keeps it.",
+        ),
+    ] = False,
     cache_dir: CacheDir = None,
 ) -> None:
     """Start a node or a cluster (or find the one already running) and print its URL(s) once green."""
@@ -66,7 +74,7 @@ def start(
         typer.echo(f"starting OpenSearch {version or node.default_version()} on {where} ...", err=True)
         found = node.start(
             version=version, port=port, heap=heap, cache_dir=cache_dir, settings=settings, runtime=runtime,
-            nodes=nodes, secure=secure,
+            nodes=nodes, secure=secure, knn=knn,
         )  # fmt: skip
     how = "already running" if found.reused else f"green in {time.monotonic() - began:.1f} s"
     typer.echo(f"OpenSearch {found.version} {how}: {found.describe()}", err=True)

@@ -17,13 +17,15 @@ import hashlib
 import os
 import shutil
 import sys
+import time
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from indexer.errors import NodeError
+from indexer.node import progress
 from indexer.opensearch.cluster import versions
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
@@ -53,12 +55,28 @@ def maven_repo() -> str:
     return os.environ.get("LAWINDEX_MAVEN_REPO", MAVEN_CENTRAL).rstrip("/")
 
 
+# Given a function that takes the lock if it is free (True), waits until it has it, saying what it waits for.
+Waiter = Callable[[Callable[[], bool]], None]
+
+
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive flock on `path` (created if missing): one download per version, one start per port."""
+def locked(path: Path, waiting: Waiter | None = None) -> Iterator[None]:
+    """Hold an exclusive flock on `path` (created if missing): one download per version, one start per port.
+    `waiting`, when another process holds it, waits (and says what for) instead of blocking silently."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+
+        def take() -> bool:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            return True
+
+        if waiting is None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        elif not take():
+            waiting(take)
         try:
             yield
         finally:
@@ -153,10 +171,43 @@ def published_digest(url: str) -> tuple[str, str, list[str]] | None:
     return (*found[0], missing) if found else None
 
 
-def download(path_in_repo: str, target: Path, *, user: tuple[str, str] | None = None) -> Path:
+def length_file(partial: Path) -> Path:
+    """Where a download under way keeps its expected size, for another process that waits on it."""
+    return partial.with_name(partial.name + ".length")
+
+
+def streamed(url: str, partial: Path, what: str, consume: Callable[[bytes], object]) -> None:
+    """`url` into `partial`, each chunk given to `consume` too, its progress on stderr (indexer.node.progress);
+    `partial` and its length file are removed when it fails (urllib's and the file's errors, raised)."""
+    shown: progress.Download | None = None
+    try:
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, partial.open("wb") as out:
+            length = response.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else None
+            if total is not None:
+                length_file(partial).write_text(f"{total}\n")
+            shown = progress.Download(what, total)
+            done = 0
+            while chunk := response.read(1 << 20):
+                consume(chunk)
+                out.write(chunk)
+                done += len(chunk)
+                shown.update(done)
+        shown.done()
+    except BaseException:
+        if shown is not None:
+            shown.done("failed")
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        length_file(partial).unlink(missing_ok=True)
+
+
+def download(path_in_repo: str, target: Path, *, user: tuple[str, str] | None = None, what: str | None = None) -> Path:
     """`path_in_repo` from the Maven repository into `target`, checked against the strongest digest the
     repository publishes for it (sha512, sha256, sha1, md5), else against `user`'s. NotPublished when the
-    artifact is absent; NoDigest, before anything is downloaded, when it is there with no digest and no `user`."""
+    artifact is absent; NoDigest, before anything is downloaded, when it is there with no digest and no `user`.
+    `what` names it in its progress (indexer.node.progress)."""
     url = f"{maven_repo()}/{path_in_repo}"
     found = published_digest(url)
     if found is None and user is None:
@@ -171,17 +222,12 @@ def download(path_in_repo: str, target: Path, *, user: tuple[str, str] | None = 
     partial = target.with_name(target.name + ".part")
     digest = hashlib.new(algorithm, usedforsecurity=False)
     try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, partial.open("wb") as out:
-            while chunk := response.read(1 << 20):
-                digest.update(chunk)
-                out.write(chunk)
+        streamed(url, partial, what or f"downloading {target.name}", digest.update)
     except urllib.error.HTTPError as error:
-        partial.unlink(missing_ok=True)
         if error.code == 404:
             raise NotPublished(f"{url} is not published (404)") from None
         raise NodeError(f"downloading {url} failed: {error}") from None
     except OSError as error:
-        partial.unlink(missing_ok=True)
         raise NodeError(f"downloading {url} failed: {error}") from None
     if digest.hexdigest() != expected:
         partial.unlink(missing_ok=True)
@@ -204,23 +250,28 @@ def working_versions() -> list[str]:
     return []
 
 
-def home(version: str, cache: Path) -> Path:
-    """The unpacked distribution `version` (modules added), made once per cache; shared, read-only by convention."""
+def check_supported(version: str) -> None:
+    """NodeError, before anything is downloaded or built, when lawindex does not support OpenSearch `version`."""
     why = versions.unsupported(version)
     if why is not None:
         raise NodeError(f"{why}: nothing was downloaded", hint=f"start OpenSearch {versions.RANGE}")
+
+
+def home(version: str, cache: Path) -> Path:
+    """The unpacked distribution `version` (modules added), made once per cache; shared, read-only by convention."""
+    check_supported(version)
     root = cache / "dist"
     unpacked = root / f"opensearch-{version}"
     stamp = unpacked / ".lawindex-complete"
-    with locked(root / f"opensearch-{version}.lock"):
+    archive = root / f"opensearch-{version}.zip"
+    with locked(root / f"opensearch-{version}.lock", _watching(archive, f"OpenSearch {version}")):
         if stamp.is_file() and stamp.read_text().strip() == LAYOUT:
             return unpacked
-        archive = root / f"opensearch-{version}.zip"
         if not archive.is_file():
-            _say(f"downloading OpenSearch {version} (the min distribution, ~160 MB) from {maven_repo()} ...")
             working = ", ".join(working_versions()) or "node/versions.env's"
+            what = f"downloading OpenSearch {version} (the min distribution) from {where()}"
             try:
-                download(ZIP_PATH.format(v=version), archive, user=user_digest())
+                download(ZIP_PATH.format(v=version), archive, user=user_digest(), what=what)
             except NotPublished:
                 raise NotPublished(
                     f"OpenSearch {version} has no distribution zip on {where()}",
@@ -247,6 +298,44 @@ def home(version: str, cache: Path) -> Path:
         staging.rmdir()
         stamp.write_text(LAYOUT + "\n")
     return unpacked
+
+
+def saying(line: str) -> Waiter:
+    """Waits for the lock after saying `line` (what another process is doing) on stderr."""
+
+    def wait(take: Callable[[], bool]) -> None:
+        _say(line)
+        while not take():
+            time.sleep(0.1)
+
+    return wait
+
+
+def _watching(archive: Path, what: str) -> Waiter:
+    """Waits for another process that downloads and unpacks `archive` (scripts/demo's background fetch beside
+    pip, or another start), showing its download's progress from the size of its .part file."""
+
+    def wait(take: Callable[[], bool]) -> None:
+        _say(f"waiting for another lawindex process that fetches {what} ...")
+        partial = archive.with_name(archive.name + ".part")
+        shown: progress.Download | None = None
+        while not take():
+            with contextlib.suppress(OSError, ValueError):
+                if shown is None and partial.is_file():
+                    total = length_file(partial)
+                    shown = progress.Download(
+                        f"downloading {what} (another process)",
+                        int(total.read_text()) if total.is_file() else None,
+                    )
+                if shown is not None and partial.is_file():
+                    shown.update(partial.stat().st_size)
+            time.sleep(0.25)
+        if shown is not None:
+            if archive.is_file():
+                shown.update(archive.stat().st_size)
+            shown.done()
+
+    return wait
 
 
 def _unzip(archive: Path, target: Path) -> None:

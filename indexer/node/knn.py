@@ -1,5 +1,8 @@
 """The k-NN plugin (`org.opensearch.plugin:opensearch-knn`), which `ask --by meaning` and `--by hybrid` need on
-OpenSearch, and installing a plugin's zip into a node's home.
+OpenSearch without the lawindex plugin (the window path), and installing a plugin's zip into a node's home.
+
+A node `lawindex opensearch start` makes has the lawindex plugin, which ranks by meaning itself: it gets k-NN only when
+asked (`--knn`, or a node first made with it, whose indices may hold `knn_vector` fields).
 
 Published on Maven Central for 3.6.0 (3.6.0.0) and 2.19.6 (2.19.6.0), not for 3.8.0 nor 2.19.4 (the secured
 node's version). The zips carry no native libraries, so only the Lucene engine works (a field on faiss, or
@@ -37,6 +40,9 @@ PINNED = {
 }
 # The modules a k-NN descriptor extends; a distribution must carry them for the node to start.
 EXTENDS = ("lang-painless",)
+# What a node's record says of k-NN when its start did not ask for it (`lawindex opensearch start --knn` does): the
+# lawindex plugin every node gets ranks by meaning itself, so the first start fetches no k-NN zip (issue 48.5).
+NOT_ASKED = "none: not asked (--knn installs it)"
 
 
 def unsupported(version: str, home: Path | None = None) -> str | None:
@@ -59,16 +65,10 @@ def plugin_zip(version: str, cache: Path) -> Path:
         if target.is_file() and _sha256(target) == expected:
             return target
         url = f"{distribution.maven_repo()}/{ZIP_PATH.format(v=plugin)}"
-        print(f"downloading {NAME} {plugin} from {distribution.maven_repo()} ...", file=sys.stderr, flush=True)
         partial = target.with_name(target.name + ".part")
         try:
-            with (
-                urllib.request.urlopen(url, timeout=distribution.DOWNLOAD_TIMEOUT_S) as response,
-                partial.open("wb") as out,
-            ):
-                shutil.copyfileobj(response, out, 1 << 20)
+            distribution.streamed(url, partial, f"downloading {NAME} {plugin} from {distribution.where()}", len)
         except (OSError, urllib.error.URLError) as error:
-            partial.unlink(missing_ok=True)
             raise NodeError(
                 f"downloading {url} failed: {error}", hint="Maven Central (or $LAWINDEX_MAVEN_REPO) must be reachable"
             ) from None

@@ -223,9 +223,11 @@ def start_distribution(
     note: str,
     cluster: Cluster | None = None,
     prepare: Prepare | None = None,
+    with_knn: bool = False,
 ) -> Member:
     """Launch one distribution node (not waiting for it); its record. `prepare`, given the node's fresh
-    folder, secures its home."""
+    folder, secures its home. `with_knn`: the k-NN plugin too (indexer.node.knn), for a cluster asked by meaning
+    without the lawindex plugin; a node with the plugin ranks by meaning without it, and does not fetch it."""
     java_home, _major = find_java(version)
     # The distribution with the plugins every node gets (the lawindex plugin), installed once and cached.
     dist = plugin.node_home(version, cache, java_home)
@@ -243,7 +245,7 @@ def start_distribution(
             hint="use another --port, or --setting transport.port=N",
         )
     prepare_node(folder, dist, settings, heap, user)
-    added_knn = knn.install(folder.home, version, cache)  # what --by meaning needs
+    added_knn = knn.install(folder.home, version, cache) if with_knn else knn.NOT_ASKED
     secured = None
     if prepare is not None:
         secured = prepare(folder, user)

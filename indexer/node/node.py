@@ -26,6 +26,7 @@ from typing import Literal
 from indexer.cache import default_cache_dir
 from indexer.errors import BadInput, NodeError
 from indexer.node import containers, distribution, record
+from indexer.node import knn as knn_plugin
 from indexer.node.cluster import MAX_NODES, start_cluster
 from indexer.node.docker_node import choose_image, start_container
 from indexer.node.host import (
@@ -105,6 +106,7 @@ def start(
     runtime: str | None = None,
     nodes: int = 1,
     secure: bool = False,
+    knn: bool = False,
 ) -> NodeStatus:
     """A green single-node OpenSearch on 127.0.0.1:port; the one already running there if `start` made it.
 
@@ -114,7 +116,10 @@ def start(
     429s); they apply to a node this call starts, not to one it finds running.
 
     `nodes` > 1 starts that many distribution nodes as one cluster on ports port..port+nodes-1 (the record
-    lives at `port`); `secure` starts nodes with the security plugin, TLS and users (see `indexer.node.security`)."""
+    lives at `port`); `secure` starts nodes with the security plugin, TLS and users (see `indexer.node.security`).
+
+    `knn` installs the k-NN plugin into a distribution node too (for the window path: meaning on a cluster without
+    the lawindex plugin); a node made with it keeps it at every later start, since its indices may need it."""
     version = version or default_version()
     how = _runtime(runtime)
     if not _HEAP.match(heap):
@@ -125,6 +130,8 @@ def start(
         raise NodeError(f"port {port} is not a TCP port lawindex can use (1 to {65535 - TRANSPORT_OFFSET})")
     cache = writable_cache(cache_dir)
     if nodes > 1 or secure:
+        if knn:
+            raise BadInput("--knn installs k-NN into a single node", hint="start the cluster without --knn")
         if how == "docker":
             raise BadInput("--runtime docker runs a single node without security", hint="use the distribution")
         return start_cluster(cache, version, port, heap, settings or {}, nodes, secure)
@@ -152,7 +159,10 @@ def start(
         # Once `lawindex opensearch image` had built an image, `auto` started a node made by the distribution
         # as a container with none of its data: a node keeps its runtime unless told otherwise.
         created = None if runtime or os.environ.get("LAWINDEX_RUNTIME") else created_runtime(recorded)
-        started = _launch(cache, version, port, heap, settings or {}, created or how, kept=created is not None)
+        with_knn = knn or had_knn(recorded)
+        started = _launch(
+            cache, version, port, heap, settings or {}, created or how, kept=created is not None, with_knn=with_knn
+        )
         record.write(cache, port, started)
         found = wait_green(started, port)
         if found != version:
@@ -160,14 +170,28 @@ def start(
         return status_from(started, port)
 
 
+def had_knn(recorded: NodeRecord | None) -> bool:
+    """Whether the single node recorded at a port had the k-NN plugin installed: started again, it gets it again
+    (an index with a `knn_vector` field does not open on a node without k-NN)."""
+    return isinstance(recorded, Member) and recorded.knn == knn_plugin.NAME
+
+
 def _launch(
-    cache: Path, version: str, port: int, heap: str, extra: dict[str, str], how: Runtime, kept: bool = False
+    cache: Path,
+    version: str,
+    port: int,
+    heap: str,
+    extra: dict[str, str],
+    how: Runtime,
+    kept: bool = False,
+    with_knn: bool = False,
 ) -> Member:
-    """Start what `how` says. `kept`: `how` is the runtime the node at `port` was created with."""
+    """Start what `how` says. `kept`: `how` is the runtime the node at `port` was created with. `with_knn`: the
+    distribution gets the k-NN plugin too (an image has what it has)."""
     created = f"the node on port {port} was created as {'a container' if how == 'docker' else 'the distribution'}"
     if how == "distribution":
         why = f"{created} (--runtime auto chooses again)" if kept else "asked for the distribution"
-        return start_distribution(cache, version, port, heap, extra, why)
+        return start_distribution(cache, version, port, heap, extra, why, with_knn=with_knn)
     problem = containers.engine_problem()
     keep = f"; {created} (--runtime distribution runs it from the same data)" if kept else ""
     if problem is not None:
@@ -175,12 +199,12 @@ def _launch(
             raise NodeError(
                 f"no Docker engine answers: {problem}{keep}", hint="start one, or use --runtime distribution"
             )
-        return start_distribution(cache, version, port, heap, extra, f"no Docker engine ({problem})")
+        return start_distribution(cache, version, port, heap, extra, f"no Docker engine ({problem})", with_knn=with_knn)
     image, runs, note = choose_image(version)
     if image is None:
         if how == "docker":
             raise NodeError(f"no image of OpenSearch {version}: {note}{keep}", hint="lawindex opensearch image")
-        return start_distribution(cache, version, port, heap, extra, note)
+        return start_distribution(cache, version, port, heap, extra, note, with_knn=with_knn)
     return start_container(cache, image, runs, f"{created}; {note}" if kept else note, version, port, heap, extra)
 
 

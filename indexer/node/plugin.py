@@ -13,8 +13,9 @@ takes. `_pack` is the one place that says what goes into the zip. Lucene 9 (Open
 beside the shared sources.
 
 `node_home` is the distribution with every plugin a node gets installed once (cached), which each node's
-home is then hard-linked from: `install` runs the distribution's own `bin/opensearch-plugin install
---batch` for a list of zips, for this plugin and for any other (the k-NN plugin) alike.
+home is then hard-linked from, each zip unpacked as `bin/opensearch-plugin` lays it out (indexer.node.knn's
+`install_zip`, no JVM); `install` runs the distribution's own `bin/opensearch-plugin install --batch` for a list
+of zips, for an operator's home.
 
 Long: one build, read top to bottom (what to compile against, the cache key, javac, the jar with the embedder's
 model files, the zip and its descriptor), then the install that takes the zip it made.
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Sequence
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.errors import BadInput, NodeError
-from indexer.node import distribution
+from indexer.node import distribution, knn
 from indexer.opensearch.cluster import versions
 
 NAME = "lawindex"
@@ -114,13 +116,17 @@ def find_javac(version: str, release: int) -> tuple[Path, int]:
     )
 
 
-def _digest(root: Path, lucene: int, release: int, classpath: Sequence[Path], requirement: str) -> str:
+def _digest(
+    root: Path, lucene: int, release: int, classpath: Sequence[Path], requirement: str, *, embedder: bool = True
+) -> str:
+    """The build's cache key: its sources, descriptor, the jars compiled against and (`embedder`) the embedder's
+    files; without them, the key of the compiled classes alone, which need no wordllama (`compiled`)."""
     digest = hashlib.sha256()
     parts: list[bytes] = [BUILD_LAYOUT.encode(), str(lucene).encode(), str(release).encode(), requirement.encode()]
     for path in _source_files(root, lucene):
         parts += [str(path.relative_to(root)).encode(), path.read_bytes()]
     parts.append(_descriptor_template(root).encode())
-    for name, path in jar_resources(root):
+    for name, path in jar_resources(root) if embedder else ():
         parts += [name.encode(), path.read_bytes()]
     parts += [jar.name.encode() for jar in classpath]  # the jars compiled against
     for part in parts:
@@ -175,26 +181,14 @@ def build(version: str, out: Path | None = None, cache_dir: Path | str | None = 
     `out`, copied into that folder. A version that is none or outside the supported range, or whose jars cannot
     be had, raises (BadInput, NodeError) and leaves no zip."""
     from indexer.cache import default_cache_dir
-    from indexer.node import maven
 
-    check_version(version)
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
-    aim = target(version)
-    classpath = maven.compile_classpath(aim.compile_against, cache)
-    lucene = maven.lucene_major(classpath)
-    if lucene not in LUCENE_MAJORS:
-        raise NodeError(
-            f"the lawindex plugin has no build for OpenSearch {version} (Lucene {lucene}; "
-            f"plugin/src has Lucene {', '.join(map(str, LUCENE_MAJORS))})",
-            hint=f"use OpenSearch {versions.RANGE}",
-        )
-    root = sources()
-    release = java_release(version)
+    aim, root, classpath, lucene, release = _plan(version, cache)
     folder = cache / "plugins" / NAME / f"{aim.name[:-4]}-{_digest(root, lucene, release, classpath, aim.requirement)}"
     built = folder / aim.name
     with distribution.locked(cache / "plugins" / NAME / f"{aim.name[:-4]}.lock"):
         if not built.is_file():
-            _compile(version, aim, root, classpath, lucene, release, folder)
+            _pack_build(aim, root, compiled(version, cache), release, folder)
     if out is None:
         return built
     out.mkdir(parents=True, exist_ok=True)
@@ -205,17 +199,48 @@ def build(version: str, out: Path | None = None, cache_dir: Path | str | None = 
     return target_path
 
 
+def _plan(version: str, cache: Path) -> tuple[Target, Path, list[Path], int, int]:
+    """What a build of the plugin for `version` takes: its target, the sources, the classpath (fetched), the
+    Lucene major and the Java release."""
+    from indexer.node import maven
+
+    check_version(version)
+    aim = target(version)
+    classpath = maven.compile_classpath(aim.compile_against, cache)
+    lucene = maven.lucene_major(classpath)
+    if lucene not in LUCENE_MAJORS:
+        raise NodeError(
+            f"the lawindex plugin has no build for OpenSearch {version} (Lucene {lucene}; "
+            f"plugin/src has Lucene {', '.join(map(str, LUCENE_MAJORS))})",
+            hint=f"use OpenSearch {versions.RANGE}",
+        )
+    return aim, sources(), classpath, lucene, java_release(version)
+
+
+def compiled(version: str, cache: Path) -> Path:
+    """The plugin's classes for `version`, compiled once per source digest (javac; no wordllama needed, so
+    scripts/demo compiles them while pip installs, `python3 -m indexer.node.fetch`)."""
+    aim, root, classpath, lucene, release = _plan(version, cache)
+    key = _digest(root, lucene, release, classpath, aim.requirement, embedder=False)
+    folder = cache / "plugins" / NAME / f"classes-{aim.name[:-4]}-{key}"
+    waiting = distribution.saying("waiting for another lawindex process that compiles the lawindex plugin ...")
+    with distribution.locked(cache / "plugins" / NAME / f"classes-{aim.name[:-4]}.lock", waiting):
+        if not (folder / ".lawindex-complete").is_file():
+            _compile(version, aim, root, classpath, lucene, release, folder)
+    return folder
+
+
 def _compile(
     version: str, aim: Target, root: Path, classpath: Sequence[Path], lucene: int, release: int, folder: Path
 ) -> None:
     javac, major = find_javac(version, release)
     began = time.monotonic()
     _say(
-        f"building the lawindex plugin for OpenSearch {aim.requirement} (against {aim.compile_against}'s jars, "
+        f"compiling the lawindex plugin for OpenSearch {aim.requirement} (against {aim.compile_against}'s jars, "
         f"Lucene {lucene}, Java {release}) with {javac} ..."
     )
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".building.") as scratch:
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".compiling.") as scratch:
         classes = Path(scratch) / "classes"
         classes.mkdir()
         command = [
@@ -230,6 +255,16 @@ def _compile(
         if done.returncode != 0:
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
             raise NodeError(f"the lawindex plugin does not compile for OpenSearch {version}:\n{tail}")
+        (classes / ".lawindex-complete").write_text(BUILD_LAYOUT + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        classes.rename(folder)
+    _say(f"compiled the lawindex plugin in {time.monotonic() - began:.1f} s (javac of Java {major})")
+
+
+def _pack_build(aim: Target, root: Path, classes: Path, release: int, folder: Path) -> None:
+    """The zip in `folder`: the jar of `classes` and the embedder's files, and the descriptor."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".building.") as scratch:
         staged = Path(scratch) / "zip"
         staged.mkdir()
         jar = staged / f"{aim.name[:-4]}.jar"
@@ -241,7 +276,7 @@ def _compile(
         zipped.replace(built / zipped.name)
         shutil.rmtree(folder, ignore_errors=True)
         built.rename(folder)
-    _say(f"built {folder / aim.name} in {time.monotonic() - began:.1f} s (javac of Java {major})")
+    _say(f"built {folder / aim.name}")
 
 
 def descriptor(root: Path, aim: Target, release: int) -> str:
@@ -412,9 +447,25 @@ def node_plugins(version: str, cache: Path) -> list[Path]:
 
 def node_home(version: str, cache: Path, java_home: Path) -> Path:
     """The distribution of `version` with `node_plugins` installed: made once per set of zips (cached beside
-    the distribution, hard-linked from it), what each node's home is then made from."""
-    dist = distribution.home(version, cache)
+    the distribution, hard-linked from it), what each node's home is then made from. On a first start the
+    plugin is built (its jars fetched, javac) while the distribution downloads and unpacks, not after."""
+    distribution.check_supported(version)  # said as the distribution says it, before the build beside it
+    fetched: dict[str, Any] = {}
+
+    def fetch() -> None:
+        try:
+            fetched["home"] = distribution.home(version, cache)
+        except BaseException as error:  # raised below, in the caller's thread
+            fetched["error"] = error
+
+    # A daemon: a build that fails (or ^C) is said at once, not after the download (its .part is redone next time).
+    beside = threading.Thread(target=fetch, name="distribution", daemon=True)
+    beside.start()
     zips = node_plugins(version, cache)
+    beside.join()
+    if "error" in fetched:
+        raise fetched["error"]
+    dist: Path = fetched["home"]
     digest = hashlib.sha256(distribution.LAYOUT.encode())
     for zipped in zips:
         digest.update(zipped.name.encode() + b"\0" + hashlib.sha256(zipped.read_bytes()).digest())
@@ -431,7 +482,11 @@ def node_home(version: str, cache: Path, java_home: Path) -> Path:
         shutil.copytree(dist / "config", staging / "config", symlinks=True)
         (staging / "plugins").mkdir(exist_ok=True)
         try:
-            install(staging, zips, java_home)
+            # Unpacked as bin/opensearch-plugin lays a zip of jars out, without its JVM (15 s of a first start on a
+            # loaded 2-core machine); the version check is check_fits', and the node checks each descriptor again.
+            check_fits(staging, zips)
+            for zipped in zips:
+                knn.install_zip(staging, zipped)
         except NodeError:
             shutil.rmtree(staging, ignore_errors=True)
             raise

@@ -102,7 +102,8 @@ def opensearch_url(request: pytest.FixtureRequest, opensearch_version: str) -> I
     port = int(os.environ.get("LAWINDEX_TEST_PORT", DEFAULT_TEST_PORT))
     began = time.monotonic()
     try:
-        started = node.start(version=opensearch_version, port=port)
+        # With k-NN, as scripts/test starts its pins: the window path's tests need it (test_meaning fails without).
+        started = node.start(version=opensearch_version, port=port, knn=True)
     except LawindexError as error:
         _cannot(f"no OPENSEARCH_URL, no Docker engine, and the local node failed: {error.message}")
     how = "reused" if started.reused else "started"

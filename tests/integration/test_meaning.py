@@ -1,6 +1,7 @@
 """`--by meaning` and `--by hybrid` on a real OpenSearch: the reference engine's answers, ids and order.
 
-Where every node has the k-NN plugin (`lawindex opensearch start` installs it on 3.6.0, the default pin),
+Where every node has the k-NN plugin (`lawindex opensearch start --knn` installs it on 3.6.0, the default pin, as
+scripts/test and the session's own node start it),
 every answer by meaning and hybrid, on the samples and on generated questions over a generated corpus big
 enough to widen windows, is held equal to indexer.retrieval.meaning's (ids, order, ranks and cosines to the
 bit); the load gives each index a graph-free `knn_vector` (no plugin) or none (the plugin), the embedder in its
@@ -74,7 +75,7 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
         has = knn.installed(client)
         if opensearch_version == "3.6.0" and not has:
             pytest.fail(
-                "OpenSearch 3.6.0 without the k-NN plugin: `lawindex opensearch start` should have installed it"
+                "OpenSearch 3.6.0 without the k-NN plugin: start the node with `lawindex opensearch start --knn`"
             )
         load(connection, list(corpora.values()))
         yield Served(

@@ -15,7 +15,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from indexer.errors import NodeError
-from indexer.node import node
+from indexer.node import knn, node, plugin
 
 # Apart from the session's node (9250) and the shared development nodes (9200, 9201).
 REBIRTH_PORT = int(os.environ.get("LAWINDEX_REBIRTH_PORT", "9257"))
@@ -61,7 +61,11 @@ def _kill(found: node.NodeStatus) -> None:
 
 
 def test_a_killed_node_is_dead_and_start_brings_up_a_fresh_one(opensearch_version: str) -> None:
-    first = node.start(version=opensearch_version, port=REBIRTH_PORT, settings={"node.attr.lawindex_test": "rebirth"})
+    """Made with k-NN (--knn), where its zip installs: started again without asking, it keeps it (its indices may
+    need it)."""
+    first = node.start(
+        version=opensearch_version, port=REBIRTH_PORT, settings={"node.attr.lawindex_test": "rebirth"}, knn=True
+    )
     try:
         assert first.state == "running"
         client = OpenSearch(hosts=[first.url], timeout=30)
@@ -82,6 +86,9 @@ def test_a_killed_node_is_dead_and_start_brings_up_a_fresh_one(opensearch_versio
         second = node.start(version=opensearch_version, port=REBIRTH_PORT)
         assert second.state == "running"
         assert not second.reused
+        if first.runs == "distribution":
+            has_knn = knn.unsupported(opensearch_version) is None  # 2.19.x's min zip takes none
+            assert knn.installed(OpenSearch(hosts=[second.url], timeout=30)) == has_knn
         if first.container is None:
             assert second.pid != first.pid
         assert node.status(REBIRTH_PORT).state == "running"
@@ -121,5 +128,8 @@ def test_two_starts_at_once_leave_one_node(opensearch_version: str) -> None:
         assert sorted(s.reused for s in statuses) == [False, True]
         assert statuses[0].pid == statuses[1].pid
         assert statuses[0].container == statuses[1].container
+        if statuses[0].runs == "distribution":  # a plain start fetches no k-NN: the lawindex plugin ranks by meaning
+            client = OpenSearch(hosts=[statuses[0].url], timeout=30)
+            assert plugin.installed(client) and not knn.installed(client)
     finally:
         node.stop(TWIN_PORT)

@@ -66,8 +66,10 @@ def knn_missing(url: str, version: str) -> str:
 
 
 def knn_missing_hint() -> str:
-    """How to get it: the default local node has it; a cluster of one's own takes the published zip."""
+    """How to get it: a local node takes it with --knn; a cluster of one's own takes the published zip (or the
+    lawindex plugin, which ranks by meaning without it)."""
     return (
-        f"`lawindex opensearch start` (OpenSearch 3.6.0) installs it; on your own nodes, `bin/opensearch-plugin "
-        f"install` the {KNN} zip of their version from Maven Central; then `lawindex load` again"
+        f"`lawindex opensearch start --knn` (OpenSearch 3.6.0) installs it; on your own nodes, `bin/opensearch-plugin "
+        f"install` the {KNN} zip of their version from Maven Central (or the lawindex plugin, which needs no k-NN); "
+        "then `lawindex load` again"
     )

@@ -1,0 +1,169 @@
+"""A first start on a bare machine (issue 48.5): only what the first answer needs is fetched (no k-NN unless asked,
+or unless the node was made with it), what can overlap does (scripts/demo's background fetch needs nothing pip
+installs), and each download and each wait on another process's says what it waits for, with its progress."""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indexer.errors import BadInput
+from indexer.node import distribution, fetch, knn, launch, node, plugin, progress, record
+from indexer.node.host import RunAs
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def launched(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    """start_distribution with everything around k-NN faked (Java, the distribution, the node's process); the
+    versions knn.install was asked to install into, in order."""
+    installs: list[str] = []
+    dist = tmp_path / "dist"
+    (dist / "modules").mkdir(parents=True)
+    monkeypatch.setattr(launch, "find_java", lambda version: (tmp_path / "jdk", 21))
+    monkeypatch.setattr(plugin, "node_home", lambda version, cache, java_home: dist)
+    monkeypatch.setattr(launch, "run_as", lambda cache: RunAs("me", 0, 0))
+    monkeypatch.setattr(launch, "prepare_node", lambda folder, *args: folder.root.mkdir(parents=True, exist_ok=True))
+    monkeypatch.setattr(launch, "reachable", lambda *args: None)
+    monkeypatch.setattr(launch, "port_free", lambda port: True)
+    monkeypatch.setattr(launch, "_spawn_detached", lambda *args: 4242)
+
+    def install(home: Path, version: str, cache: Path) -> str:
+        installs.append(version)
+        return knn.NAME
+
+    monkeypatch.setattr(knn, "install", install)
+    return installs
+
+
+def test_a_node_gets_no_k_nn_unless_asked(launched: list[str], tmp_path: Path) -> None:
+    member = launch.start_distribution(tmp_path / "cache", "3.6.0", 9350, "512m", {}, "a note")
+    assert launched == []
+    assert member.knn == knn.NOT_ASKED
+    member = launch.start_distribution(tmp_path / "cache", "3.6.0", 9351, "512m", {}, "a note", with_knn=True)
+    assert launched == ["3.6.0"]
+    assert member.knn == knn.NAME
+
+
+def test_a_node_made_with_k_nn_keeps_it(tmp_path: Path) -> None:
+    """Its indices may hold knn_vector fields, which a node without k-NN cannot open."""
+    made: dict[str, Any] = {"version": "3.6.0", "port": 9350, "heap": "512m", "pid": None}
+    assert node.had_knn(record.Member(**made, knn=knn.NAME))
+    assert not node.had_knn(record.Member(**made, knn=knn.NOT_ASKED))
+    assert not node.had_knn(record.Member(**made, knn="none: no opensearch-knn zip is published for 3.8.0"))
+    assert not node.had_knn(record.Member(**made))  # a record from before the field
+    assert not node.had_knn(None)
+
+
+@pytest.mark.parametrize("shape", [{"nodes": 3}, {"secure": True}])
+def test_k_nn_is_for_a_single_node(shape: dict[str, Any], tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="--knn installs k-NN into a single node"):
+        node.start(port=9350, cache_dir=tmp_path, knn=True, **shape)
+
+
+def test_a_big_download_says_each_quarter_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = progress.Download("downloading OpenSearch 9.9.9", 64 * progress.MB)
+    for megabytes in (10, 20, 40, 50, 64):
+        shown.update(megabytes * progress.MB)
+    shown.done()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:4] == [
+        "downloading OpenSearch 9.9.9 (64.0 MB) ...",
+        "  downloading OpenSearch 9.9.9: 20.0 MB of 64.0 MB (25%)",
+        "  downloading OpenSearch 9.9.9: 40.0 MB of 64.0 MB (50%)",
+        "  downloading OpenSearch 9.9.9: 50.0 MB of 64.0 MB (75%)",
+    ]
+    assert lines[4].startswith("  downloading OpenSearch 9.9.9: 64.0 MB in ")
+    assert len(lines) == 5
+
+
+def test_a_small_download_says_only_its_end(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = progress.Download("downloading lucene-core-10.jar", 4 * progress.MB)
+    shown.update(4 * progress.MB)
+    shown.done()
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("  downloading lucene-core-10.jar: 4.0 MB in ")
+    shown = progress.Download("downloading opensearch-cli-3.6.0.jar", 25_000)
+    shown.update(25_000)
+    shown.done()
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("  downloading opensearch-cli-3.6.0.jar: 25 kB in ")
+
+
+def test_a_lock_another_process_holds_is_waited_for_by_the_waiter(tmp_path: Path) -> None:
+    lock = tmp_path / "opensearch-9.9.9.lock"
+    other = lock.open("a")  # another open file: flock treats it as another process would be
+    fcntl.flock(other, fcntl.LOCK_EX)
+    waited: list[str] = []
+
+    def waiter(take: Any) -> None:
+        waited.append("waiting")
+        while not take():
+            time.sleep(0.01)
+
+    def release() -> None:
+        fcntl.flock(other, fcntl.LOCK_UN)
+        other.close()
+
+    releaser = threading.Timer(0.2, release)
+    releaser.start()
+    with distribution.locked(lock, waiter):
+        waited.append("held")
+    releaser.join()
+    assert waited == ["waiting", "held"]
+    with distribution.locked(lock, waiter):  # free: no wait, nothing said
+        pass
+    assert waited == ["waiting", "held"]
+
+
+def test_a_wait_on_another_process_download_shows_its_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = tmp_path / "opensearch-9.9.9.zip"
+    partial = archive.with_name(archive.name + ".part")
+    distribution.length_file(partial).write_text(f"{40 * progress.MB}\n")
+    sizes = iter([0, 12, 24, 36])
+
+    def take() -> bool:  # the other process writes a little more each time the lock is tried
+        size = next(sizes, None)
+        if size is None:
+            partial.rename(archive)
+            return True
+        partial.write_bytes(b"\0" * size * progress.MB)
+        return False
+
+    distribution._watching(archive, "OpenSearch 9.9.9")(take)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "waiting for another lawindex process that fetches OpenSearch 9.9.9 ..."
+    assert lines[1] == "downloading OpenSearch 9.9.9 (another process) (40.0 MB) ..."
+    assert "  downloading OpenSearch 9.9.9 (another process): 12.0 MB of 40.0 MB (25%)" in lines
+    assert lines[-1].startswith("  downloading OpenSearch 9.9.9 (another process): 36.0 MB in ")
+
+
+def test_the_background_fetch_needs_nothing_pip_installs() -> None:
+    """scripts/demo runs it before pip: without site-packages (-S) it still imports, and says its usage errors."""
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", "import indexer.node.fetch as f; print(f.main.__name__)"],
+        cwd=REPO, capture_output=True, text=True, check=False, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "main"), done.stderr
+
+
+def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() -> None:
+    demo = (REPO / "scripts" / "demo").read_text()
+    assert 'port="${LAWINDEX_DEMO_PORT:-9200}"' in demo
+    steps = ("-m indexer.node.fetch >", "--no-deps", '--start "$port" &', '"${pip[@]}" -e .', "opensearch start --port")
+    places = [demo.index(step) for step in steps]
+    assert places == sorted(places)
+
+
+def test_a_start_needs_first_what_pyproject_names_for_its_record_and_the_plugin_jar() -> None:
+    assert fetch.requirements(REPO / "pyproject.toml") == ["pydantic>=2.6", "wordllama==0.4.0.post1"]
