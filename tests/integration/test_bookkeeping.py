@@ -21,6 +21,7 @@ from indexer.opensearch.write.generations import behind, guarded
 from indexer.opensearch.write.load import load
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
+from indexer.retrieval.request import Request
 from tests.integration.support import lawindex
 from tests.synthetic import generate_corpus, write_corpus
 
@@ -101,7 +102,8 @@ def test_no_raw_query_on_the_alias_sees_the_statistics(connection: Connection, t
     # The answers are still the reference's.
     engine = OpenSearchEngine(connection)
     for law in corpus.laws[:10]:
-        assert _ranked(engine.ask("TX", law.question).hits) == _ranked(reference.ask(corpus, law.question).hits)
+        served = engine.ask(Request("TX", law.question)).hits
+        assert _ranked(served) == _ranked(reference.ask(corpus, law.question).hits)
 
 
 def test_an_alias_without_the_filter_serves_and_the_next_load_adds_it(connection: Connection, tmp_path: Path) -> None:
@@ -115,7 +117,7 @@ def test_an_alias_without_the_filter_serves_and_the_next_load_adds_it(connection
     client.indices.update_aliases(body={"actions": [{"add": {"index": index, "alias": alias}}]})  # as before
     assert not guarded(client, "TX", connection.namespace)
     question = first.laws[0].question
-    served = OpenSearchEngine(connection).ask("TX", question).hits
+    served = OpenSearchEngine(connection).ask(Request("TX", question)).hits
     assert _ranked(served) == _ranked(reference.ask(first, question).hits)
     (again,) = load(connection, [first])
     assert again.outcome == "unchanged" and str(again.index) == index and behind(client, alias) == [index]

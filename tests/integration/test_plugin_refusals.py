@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from indexer.opensearch.verify import default_questions
 from indexer.retrieval import meaning, reference
 from indexer.retrieval.corpus import read_corpus
+from indexer.retrieval.request import Fusion, Request, Way
 from tests import synthetic
 from tests.integration.hostile_support import Loaded, Raw, Reply, loaded, node_is_well
 
@@ -188,6 +189,11 @@ def test_a_boost_from_a_query_around_it_keeps_the_order_or_is_refused(state: Loa
     raw.close()
 
 
+def _hybrid(question: str, rrf_k: int, words_weight: float, meaning_weight: float) -> Request:
+    """The reference engine's request of `question` to the `state` fixture's AL by hybrid with this fusion, 8 laws."""
+    return Request("AL", question, Way.hybrid, 8, Fusion(rrf_k, words_weight, meaning_weight))
+
+
 def test_weights_at_the_contracts_bounds_answer_as_the_reference(state: Loaded) -> None:
     raw = Raw(state.url)
     question = "how far from a fire hydrant can i park"
@@ -197,7 +203,7 @@ def test_weights_at_the_contracts_bounds_answer_as_the_reference(state: Loaded) 
         reply = raw.search(state.alias, query, size=8, _source=["id"])
         assert reply.status == 200, (reply.status, reply.body)
         got = [str(h["_source"]["id"]) for h in reply.body["hits"]["hits"]]  # type: ignore[index]
-        expected = meaning.answer(state.corpus, question, 8, "hybrid", rrf_k, words_weight, meaning_weight).ids()
+        expected = meaning.answer(state.corpus, _hybrid(question, rrf_k, words_weight, meaning_weight)).ids()
         assert got == expected, (words_weight, meaning_weight, rrf_k)
     raw.close()
 
@@ -239,7 +245,7 @@ def test_hybrid_over_the_contracts_weights_and_k_is_the_reference_and_past_them_
         else:
             assert reply.status == 200, (query, reply.body)
             got = [str(hit["_source"]["id"]) for hit in reply.body["hits"]["hits"]]  # type: ignore[index]
-            assert got == meaning.answer(state.corpus, question, 8, "hybrid", rrf_k, ww, mw).ids(), query
+            assert got == meaning.answer(state.corpus, _hybrid(question, rrf_k, ww, mw)).ids(), query
             counted["answered"] += 1
 
     one()
