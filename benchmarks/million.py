@@ -61,17 +61,18 @@ _SEAL = """
 import json, statistics, sys, time
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.read.engine import OpenSearchEngine
+from indexer.retrieval.request import Request
 engine = OpenSearchEngine(Connection.from_env())
 questions = json.loads(sys.argv[1])
 checked = OpenSearchEngine.refuse_altered
 for question in questions:
-    engine.ask("TX", question)  # warm: statistics, blocks, remembered spellings
+    engine.ask(Request("TX", question))  # warm: statistics, blocks, remembered spellings
 times = {"with": [], "without": []}
 for round in range(int(sys.argv[2])):
     for way in ("with", "without") if round % 2 == 0 else ("without", "with"):
         OpenSearchEngine.refuse_altered = checked if way == "with" else (lambda self, state, stats, hits: None)
         started = time.perf_counter()
-        hits = sum(len(engine.ask("TX", question).hits) for question in questions)
+        hits = sum(len(engine.ask(Request("TX", question)).hits) for question in questions)
         times[way].append((time.perf_counter() - started) / len(questions))
 print(json.dumps({way: statistics.median(values) for way, values in times.items()} | {"hits": hits}))
 """
