@@ -183,9 +183,11 @@ def main() -> None:
     args = parser.parse_args()
     before = module_at(args.before)
     began = time.perf_counter()
-    old = before.WordLlamaEmbedder()
+    old = before.StaticEmbedder() if hasattr(before, "StaticEmbedder") else before.WordLlamaEmbedder()
     loaded = time.perf_counter() - began
     new = embedding.default_embedder()
+    if old.model != new.model:  # a revision before the road table: both sides embed with WordLlama's, same sizes
+        new = embedding.StaticEmbedder(embedding.wordllama_files()[1], embedding.WORDLLAMA)
     corpus = synthetic.corpus_of("TX", synthetic.generate_corpus("TX", args.laws, 2026))
     questions = synthetic.generate_questions(corpus.laws, args.questions, 7)
     print(f"before: {args.before}'s embedding.py (model loaded in {loaded:.2f} s); after: this tree; "

@@ -51,7 +51,7 @@ from indexer.opensearch.write.lock import ensure_locks_index
 from indexer.retrieval import meaning as rank
 from indexer.retrieval import reference
 from indexer.retrieval.corpus import Corpus, read_corpora
-from indexer.retrieval.embedding import WordLlamaEmbedder, default_embedder, row_text
+from indexer.retrieval.embedding import StaticEmbedder, default_embedder, row_text
 from indexer.retrieval.request import Request, Way
 from tests import synthetic
 
@@ -69,7 +69,7 @@ def _seconds(work: Callable[[], object]) -> float:
 def embedding(corpus: Corpus, rounds: int) -> None:
     laws = corpus.laws
     began = time.perf_counter()
-    WordLlamaEmbedder()  # a second instance: the load's cost, not the cached one
+    StaticEmbedder()  # a second instance: the load's cost, not the cached one
     model = time.perf_counter() - began
     embedder = default_embedder()
     texts = [row_text(law) for law in laws]
@@ -82,7 +82,7 @@ def embedding(corpus: Corpus, rounds: int) -> None:
     embed, embed_words = embed / rounds, embed_words / rounds
     print(f"embedding {len(laws):,} laws (law, question and concept of every row), {rounds} rounds, seconds a round:")
     print(f"  the embedder's own load (once a process, no network)  {model:8.3f} s")
-    for name, seconds in (("embed (WordLlama, 256 dimensions, on the grid)", embed),
+    for name, seconds in (("embed (lawindex-road-256, on the grid)", embed),
                           ("words and counts (what a words load computes)", embed_words)):  # fmt: skip
         print(f"  {name:<52}  {seconds:8.3f} s  = {seconds * per * 1000:7.1f} ms per 1,000 laws")
     print(f"  ratio embed / words: {embed / embed_words:.2f}x")

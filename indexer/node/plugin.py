@@ -18,7 +18,7 @@ home is then hard-linked from, each zip unpacked as `bin/opensearch-plugin` lays
 of zips, for an operator's home.
 
 Long: one build, read top to bottom (what to compile against, the cache key, javac, the jar with the embedder's
-model files, the zip and its descriptor), then the install that takes the zip it made.
+tokenizer and table, the zip and its descriptor), then the install that takes the zip it made.
 """
 
 from __future__ import annotations
@@ -302,28 +302,19 @@ def _pack(zipped: Path, descriptor_text: str, files: Sequence[tuple[Path, str]])
 
 
 def embedder_files() -> list[tuple[str, Path]]:
-    """The files the plugin's embedder reads from its jar (org/lawindex/wordllama/...), taken from the installed
-    `wordllama` wheel (MIT): WordLlama's tokenizer.json (1.8 MB) and its l2_supercat 256-d weights (16 MB of
-    float16), the same files indexer.retrieval.embedding loads, so that the node embeds a question bit for bit
-    as lawindex's Python does."""
-    import importlib.util
+    """The files the plugin's embedder reads from its jar (org/lawindex/..., Embedder.TOKENIZER and WEIGHTS): the
+    installed `wordllama` wheel's tokenizer.json (1.8 MB, MIT) and lawindex's own table
+    (models/lawindex-road-256.safetensors, 16 MB of float16), the same files indexer.retrieval.embedding loads,
+    so that the node embeds a question bit for bit as lawindex's Python does."""
+    from indexer.retrieval.embedding import shipped_table, wordllama_files
 
-    # Found, not imported: wordllama's import configures the root logger (see indexer.retrieval.embedding).
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or spec.origin is None:
-        raise NodeError("the wordllama package is not installed", hint="pip install wordllama")
-    folder = Path(spec.origin).resolve().parent
-    tokenizer, weights = "l2_supercat_tokenizer_config.json", "l2_supercat_256.safetensors"
-    files = [
-        (f"org/lawindex/wordllama/{tokenizer}", folder / "tokenizers" / tokenizer),
-        (f"org/lawindex/wordllama/{weights}", folder / "weights" / weights),
-    ]
-    missing = [str(path) for _, path in files if not path.is_file()]
-    if missing:
-        raise NodeError(
-            f"the wordllama wheel lacks {', '.join(missing)}", hint="pip install --force-reinstall wordllama"
-        )
-    return files
+    try:
+        tokenizer, table = wordllama_files()[0], shipped_table()
+    except FileNotFoundError as missing:
+        raise NodeError(str(missing), hint="pip install --force-reinstall lawindex wordllama") from None
+    if not tokenizer.is_file():
+        raise NodeError(f"the wordllama wheel lacks {tokenizer}", hint="pip install --force-reinstall wordllama")
+    return [(f"org/lawindex/wordllama/{tokenizer.name}", tokenizer), (f"org/lawindex/models/{table.name}", table)]
 
 
 def contract(root: Path) -> Path:

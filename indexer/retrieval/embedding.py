@@ -1,12 +1,14 @@
 """The embedder: a text as a unit vector, so that a question reaches the rows nearest it in meaning.
 
 One small interface (`Embedder`: a model name and version, which go into an index's fingerprint, and
-`embed(texts)`), and the default behind it: WordLlama's `l2_supercat` at 256 dimensions (the `wordllama`
-wheel on PyPI, MIT), whose weights and tokenizer ship inside the wheel. It is loaded with no network:
-`WordLlama.load(cache_dir=<the package's own folder>, disable_download=True)`. (Its default `load()`
-looks for the tokenizer in `wordllama/tokenizer/`, while the wheel puts it in `wordllama/tokenizers/`,
-and then goes to a model hub; the package's folder as the cache directory is where it does look,
-`<cache_dir>/tokenizers/`, and `disable_download` makes a missing file an error, never a download.)
+`embed(texts)`), and the default behind it: `lawindex-road-256`, a static table of 256 dimensions for each of
+the 32,000 tokens of WordLlama's tokenizer, trained for road-law questions and shipped in the repository
+(models/lawindex-road-256.safetensors, float16, packaged in the wheel under `_data/models`; models/README.md
+says how it was made). The tokenizer is WordLlama's (the `wordllama` wheel on PyPI, MIT), read from the wheel's
+own file with `tokenizers` (`wordllama_files`): nothing is downloaded, and wordllama is not imported. The table
+has exactly the layout of WordLlama's `l2_supercat` 256-d weights, which `StaticEmbedder(wordllama_files()[1],
+WORDLLAMA)` still embeds with (the default until the road table; a measure, not a setting: the plugin embeds
+questions with the shipped table only).
 
 What a vector is, to the last bit, so that every engine and every run computes the same one:
 
@@ -40,13 +42,11 @@ and `fsums`), each next to what it must equal, to the bit (tests/unit/test_embed
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
 import math
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import cache
 from itertools import chain
 from pathlib import Path
@@ -224,46 +224,77 @@ def _two_sums(terms: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], 
     return level[:, 0].copy(), errors.sum(axis=1)
 
 
-@contextlib.contextmanager
-def _logging_kept() -> Iterator[None]:
-    """The root logger as it was: wordllama's import calls `logging.basicConfig(level=INFO)`, which printed
-    every opensearch-py request of a `lawindex ask` on stderr."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
-        yield
-    finally:
-        for handler in root.handlers[:]:
-            if handler not in handlers:
-                root.removeHandler(handler)
-        root.setLevel(level)
+# The shipped table (models/ in a checkout, _data/models in a wheel) and WordLlama's, embedded alike.
+MODEL = f"lawindex-road-{DIMENSION}"
+WORDLLAMA = f"wordllama-l2_supercat-{DIMENSION}"
+_TABLE = f"{MODEL}.safetensors"
 
 
-class WordLlamaEmbedder:
-    """WordLlama `l2_supercat`, 256 dimensions, from the files inside the `wordllama` wheel."""
+def shipped_table() -> Path:
+    """The default embedder's table: models/lawindex-road-256.safetensors, else the wheel's copy."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parents[1] / "models" / _TABLE, here / "_data" / "models" / _TABLE):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"models/{_TABLE} (the default embedder's table) not found next to the indexer package")
 
-    def __init__(self) -> None:
-        with _logging_kept():
-            import wordllama  # type: ignore[import-untyped]
-            from wordllama import WordLlama
 
-        folder = Path(wordllama.__file__).resolve().parent
-        loaded = WordLlama.load(config="l2_supercat", dim=DIMENSION, cache_dir=folder, disable_download=True)
-        self._matrix = np.ascontiguousarray(loaded.embedding, dtype=np.float32)
-        # Its tokenizer without the padding WordLlama turns on: each text's own tokens only. Taken, not copied
-        # (`loaded` is not kept): a copy through its JSON was 0.2 s of every process that embeds.
-        self._tokenizer: Tokenizer = loaded.tokenizer
+def wordllama_files() -> tuple[Path, Path]:
+    """The `wordllama` wheel's tokenizer (a Hugging Face tokenizer.json) and its l2_supercat 256-d weights.
+
+    Found, not imported: wordllama's import configures the root logger (`logging.basicConfig(level=INFO)`, which
+    printed every opensearch-py request of a `lawindex ask`) and costs 0.3 s."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("the wordllama package is not installed (pip install wordllama)")
+    folder = Path(spec.origin).resolve().parent
+    return (
+        folder / "tokenizers" / "l2_supercat_tokenizer_config.json",
+        folder / "weights" / f"l2_supercat_{DIMENSION}.safetensors",
+    )
+
+
+def read_table(path: Path) -> Vectors:
+    """The float16 `embedding.weight` of a safetensors file, widened exactly to float32: [tokens, DIMENSION]."""
+    from safetensors.numpy import load_file
+
+    table = load_file(str(path)).get("embedding.weight")
+    if table is None or table.dtype != np.float16 or table.ndim != 2 or table.shape[1] != DIMENSION:
+        raise ValueError(f"{path}: not a float16 embedding.weight of {DIMENSION} columns")
+    return np.ascontiguousarray(table, dtype=np.float32)
+
+
+class StaticEmbedder:
+    """WordLlama's tokenizer and a table of one float16 row per token (the shipped table unless told another):
+    a text's vector is the mean of its tokens' rows, normalised, on the grid (the module's docstring)."""
+
+    def __init__(self, table: Path | None = None, model: str = MODEL) -> None:
+        from importlib.metadata import version
+
+        from tokenizers import Tokenizer
+
+        table = table or shipped_table()
+        tokenizer, _ = wordllama_files()
+        self._model = model
+        self._matrix = read_table(table)
+        # WordLlama's tokenizer without padding or truncation: each text's own tokens only.
+        self._tokenizer: Tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
+        if self._tokenizer.get_vocab_size() > len(self._matrix):
+            raise ValueError(f"{table}: {len(self._matrix)} rows for {self._tokenizer.get_vocab_size()} tokens")
         self._lock = threading.Lock()  # a Rust tokenizer used from several threads (serve): one at a time
         self._pieces = Pieces.of(self._tokenizer)  # the same ids, a cached word at a time (indexer.retrieval.pieces)
         self._exact = exact_terms(self._matrix)
-        digest = hashlib.sha256(self._matrix.tobytes()).hexdigest()[:12]
-        self._version = f"{wordllama.__version__}+{digest}"
+        # The tokenizer's package and the table file's digest: a new table (or tokenizer) is a new index.
+        digest = hashlib.sha256(table.read_bytes()).hexdigest()[:12]
+        self._version = f"{version('wordllama')}+{digest}"
 
     @property
     def model(self) -> str:
-        return f"wordllama-l2_supercat-{DIMENSION}"
+        return self._model
 
     @property
     def version(self) -> str:
@@ -420,9 +451,11 @@ def exact_terms(matrix: Vectors) -> int:
 
     Why: a sum of n such values, taken in any order, has partial sums that are whole numbers of units of at
     most n times the largest value; below 2^53 units a float64 holds each one exactly, so no addition rounds
-    and every order gives the exact sum, the one the token-by-token order gives. WordLlama's matrix is float16
-    values widened (at most 11 significant bits, none below 2^-24, all below 16: 2^27.003 units), so a text of
-    up to 67,000,000 tokens sums exactly in any order; a question of 100,000 characters has at most 400,000."""
+    and every order gives the exact sum, the one the token-by-token order gives. A float16 table widened
+    has at most 11 significant bits, none below 2^-24; the road table's largest magnitude is 8 and WordLlama's
+    8.016 (2^27 units), so a text of up to 67,000,000 tokens sums exactly in any order; a question of 100,000
+    characters has at most 400,000. (A table with values near float16's largest, 65,504, would allow 8,192: the
+    test of the shipped table asks for more than 400,000.)"""
     most = 0.0
     for start in range(0, len(matrix), 4096):  # 4 MB at a time, not a second copy of the 32 MB matrix
         units = matrix[start : start + 4096].astype(np.float64) * float(2**UNIT_BITS)
@@ -433,8 +466,8 @@ def exact_terms(matrix: Vectors) -> int:
 
 
 @cache
-def _default() -> WordLlamaEmbedder:
-    return WordLlamaEmbedder()
+def _default() -> StaticEmbedder:
+    return StaticEmbedder()
 
 
 _loading = threading.Lock()

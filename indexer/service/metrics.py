@@ -46,7 +46,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # A question takes 1-3 ms on a warm node (benchmarks/serve.py); a widened window or a batch, tens of ms.
 REQUEST_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 ROUND_TRIP_BUCKETS = (0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
-# Embedding one question with WordLlama: tens of microseconds.
+# Embedding one question (a static table's rows summed): tens of microseconds.
 EMBEDDER_BUCKETS = (0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.025)
 REFUSED = frozenset({408, 429, 431, 503})
 PATHS = ("plugin", "window", "widened", "reference")

@@ -174,10 +174,8 @@ def serve() -> None:
     for module in pkgutil.walk_packages(indexer.__path__, "indexer."):
         if not module.name.startswith(NOT_AHEAD):
             importlib.import_module(module.name)
-    from indexer.retrieval.embedding import _logging_kept
-
-    with _logging_kept():  # as the embedder imports it: wordllama's import configures the root logger
-        importlib.import_module("wordllama")
+    for name in ("tokenizers", "safetensors.numpy"):  # what the embedder imports as it loads
+        importlib.import_module(name)
     if logging.getLogger().handlers:
         raise SystemExit(
             f"an import configured the root logger, as a fresh command's would not: {logging.getLogger().handlers}"

@@ -1,24 +1,31 @@
 """The shipped embedder's vectors, to the bit: the sealed vectors of every index depend on them.
 
-The digest below is of the vectors the first implementation (token-by-token float64 sums over a
-materialised float64 copy of every token's row, a Python norm per row) made of these texts; the faster one
-must make the same bytes, whatever texts share a batch and in whatever order they come."""
+The expected bytes are the definition's (tests/unit/test_embedding_fast.py's `oracle`: float64 sums token by
+token, fsum norm, grid), computed here from the table file read on its own and the tokenizer's own ids, never by
+the embedder under test; whatever texts share a batch and in whatever order they come, the embedder must make
+them. The table itself is held to the digest models/README.md publishes, and the embedder's version to that
+digest: a new table is a new model version, so every index made with the old one is rebuilt by the next load."""
 
 from __future__ import annotations
 
 import hashlib
+import re
+from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
 import pytest
+from safetensors.numpy import load_file
 
 from indexer.retrieval import embedding
 from indexer.retrieval.corpus import read_corpora
 from indexer.retrieval.embedding import default_embedder, row_text
 from tests import synthetic
+from tests.unit.test_embedding_fast import _tokenizer, definition
 
-CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-MADE_BY = "0.4.0.post1+c2c596675fd6"  # wordllama's version and its weights' digest when the digest was taken
-VECTORS = "77bc4a52a80204657fdd55cbd851d7469c739c97695a479a653d557ddbb91a35"
+ROOT = Path(__file__).resolve().parents[2]
+CORPORA = ROOT / "corpora"
+TABLE = ROOT / "models" / "lawindex-road-256.safetensors"
 
 
 def _texts() -> list[str]:
@@ -27,10 +34,28 @@ def _texts() -> list[str]:
     return [row_text(law) for law in laws] + ["", "fire hydrant", "x" * 3000, "road ünïcode 🚗"]
 
 
-def test_the_vectors_are_the_sealed_bytes() -> None:
+def _published_digest() -> str:
+    found = re.findall(r"sha256 `([0-9a-f]{64})`", (ROOT / "models" / "README.md").read_text(encoding="utf-8"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def expected() -> bytes:
+    """The definition's vectors of `_texts()`, from the table file as safetensors reads it (float16, widened)."""
+    matrix = load_file(str(TABLE))["embedding.weight"].astype(np.float32)
+    return b"".join(definition(matrix, _tokenizer(), _texts()))
+
+
+def test_the_shipped_table_is_the_published_one() -> None:
+    digest = hashlib.sha256(TABLE.read_bytes()).hexdigest()
+    assert digest == _published_digest()
     embedder = default_embedder()
-    assert embedder.version == MADE_BY
-    assert hashlib.sha256(embedder.embed(_texts()).tobytes()).hexdigest() == VECTORS
+    assert (embedder.model, embedder.version) == ("lawindex-road-256", f"{version('wordllama')}+{digest[:12]}")
+
+
+def test_the_vectors_are_the_definitions_bytes(expected: bytes) -> None:
+    assert default_embedder().embed(_texts()).tobytes() == expected
 
 
 def test_a_texts_vector_does_not_depend_on_its_batch() -> None:
@@ -45,11 +70,20 @@ def test_a_texts_vector_does_not_depend_on_its_batch() -> None:
     assert not embedder.embed([""]).any()
 
 
-def test_runs_of_few_tokens_make_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_of_few_tokens_make_the_same_bytes(monkeypatch: pytest.MonkeyPatch, expected: bytes) -> None:
     # Embedded in runs of at most N tokens' places (a dense table per run), not one table of every text
     # times the longest: the bytes must not depend on where the runs are cut.
     embedder = default_embedder()
     texts = _texts()
     for cells in (1, 500, 5000):
         monkeypatch.setattr(embedding, "_CELLS", cells)
-        assert hashlib.sha256(embedder.embed(texts).tobytes()).hexdigest() == VECTORS, cells
+        assert embedder.embed(texts).tobytes() == expected, cells
+
+
+def test_wordllamas_table_still_makes_the_bytes_it_sealed() -> None:
+    # WordLlama's own weights through the same embedder: the digest its first implementation made of these texts
+    # (version 0.4.0.post1+c2c596675fd6, the default until the road table), so the arithmetic did not move.
+    wordllama = embedding.StaticEmbedder(embedding.wordllama_files()[1], embedding.WORDLLAMA)
+    assert wordllama.model == "wordllama-l2_supercat-256"
+    digest = hashlib.sha256(wordllama.embed(_texts()).tobytes()).hexdigest()
+    assert digest == "77bc4a52a80204657fdd55cbd851d7469c739c97695a479a653d557ddbb91a35"

@@ -28,7 +28,7 @@ from indexer.retrieval.embedding import (
     DIMENSION,
     GRID_BITS,
     TEXTS_AT_ONCE,
-    WordLlamaEmbedder,
+    StaticEmbedder,
     default_embedder,
     exact_terms,
     fsums,
@@ -145,9 +145,9 @@ def same_rows(made: np.ndarray, expected: list[bytes], texts: list[str]) -> None
 
 
 @pytest.fixture(scope="module")
-def embedder() -> WordLlamaEmbedder:
+def embedder() -> StaticEmbedder:
     made = default_embedder()
-    assert isinstance(made, WordLlamaEmbedder)
+    assert isinstance(made, StaticEmbedder)
     return made
 
 
@@ -156,7 +156,7 @@ def tokenizer() -> Tokenizer:
     return _tokenizer()
 
 
-def test_pieces_give_the_tokenizers_own_ids(embedder: WordLlamaEmbedder) -> None:
+def test_pieces_give_the_tokenizers_own_ids(embedder: StaticEmbedder) -> None:
     tokenizer = _tokenizer()
     pieces = Pieces.of(tokenizer)
     assert pieces is not None, "the shipped tokenizer must take the piece path"
@@ -167,7 +167,7 @@ def test_pieces_give_the_tokenizers_own_ids(embedder: WordLlamaEmbedder) -> None
     assert embedder.tokens(texts[:500]) == expected[:500]
 
 
-def test_one_text_is_the_definitions_bytes_and_the_batchs(embedder: WordLlamaEmbedder) -> None:
+def test_one_text_is_the_definitions_bytes_and_the_batchs(embedder: StaticEmbedder) -> None:
     tokenizer = _tokenizer()
     matrix = embedder._matrix
     texts = generated(1000, 2)
@@ -180,16 +180,14 @@ def test_one_text_is_the_definitions_bytes_and_the_batchs(embedder: WordLlamaEmb
     assert embedder.embed([texts[20]]).tobytes() == batch[20:21].tobytes()
 
 
-def test_the_shipped_matrix_sums_exactly_in_any_order(embedder: WordLlamaEmbedder) -> None:
+def test_the_shipped_matrix_sums_exactly_in_any_order(embedder: StaticEmbedder) -> None:
     # A 100,000-character question has at most 400,000 tokens (4 bytes a character, byte fallback).
     assert exact_terms(embedder._matrix) > 400_000
     assert exact_terms(np.array([[0.5, 2.0**-24]], dtype=np.float32)) == (2**53 - 1) // (2**23)
     assert exact_terms(np.array([[0.5, 2.0**-25]], dtype=np.float32)) == 0
 
 
-def test_without_exact_sums_the_token_order_is_kept(
-    embedder: WordLlamaEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_without_exact_sums_the_token_order_is_kept(embedder: StaticEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     texts = generated(300, 3)
     expected = embedder.embed(texts)
     monkeypatch.setattr(embedder, "_exact", 0)
@@ -210,7 +208,7 @@ def test_a_tokenizer_the_cut_is_not_proven_for_is_tokenized_whole() -> None:
 
 
 def test_texts_embedded_a_few_at_a_time_make_the_same_bytes(
-    embedder: WordLlamaEmbedder, monkeypatch: pytest.MonkeyPatch
+    embedder: StaticEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     texts = generated(200, 4)
     whole = embedder.embed(texts).tobytes()
@@ -219,13 +217,13 @@ def test_texts_embedded_a_few_at_a_time_make_the_same_bytes(
         assert embedder.embed(texts).tobytes() == whole, at_once
 
 
-def cold(embedder: WordLlamaEmbedder) -> WordLlamaEmbedder:
+def cold(embedder: StaticEmbedder) -> StaticEmbedder:
     """`embedder` with a new, empty piece cache: the next call tokenizes every piece it meets."""
     embedder._pieces = Pieces.of(embedder._tokenizer)
     return embedder
 
 
-def test_a_generated_states_rows_are_the_definitions_bytes(embedder: WordLlamaEmbedder, tokenizer: Tokenizer) -> None:
+def test_a_generated_states_rows_are_the_definitions_bytes(embedder: StaticEmbedder, tokenizer: Tokenizer) -> None:
     # More laws than TEXTS_AT_ONCE (several batches), plain texts (the batch's words are one split), and a batch
     # of odd texts (each cut on its own): with the cache empty, then warm.
     texts = [row_text(law) for law in synthetic.generate_corpus("NV", 2500, 11)]
@@ -263,16 +261,14 @@ _BATCH = st.lists(_PLAIN_TEXT, min_size=2, max_size=12) | st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(_BATCH)
-def test_any_batch_is_the_definitions_bytes(
-    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, texts: list[str]
-) -> None:
+def test_any_batch_is_the_definitions_bytes(embedder: StaticEmbedder, tokenizer: Tokenizer, texts: list[str]) -> None:
     # Most batches hold pieces met for the first time (hypothesis's own characters) beside pieces cached.
     same_rows(embedder.embed(texts), definition(embedder._matrix, tokenizer, texts), texts)
     assert embedder.tokens(texts) == [one.ids for one in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
 def test_the_token_by_token_path_where_the_bags_are_not_proven(
-    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+    embedder: StaticEmbedder, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     texts = generated(300, 6)[:12] + generated(300, 6)[100:]  # the two 100,000-character texts among them
     expected = definition(embedder._matrix, tokenizer, texts)
@@ -288,7 +284,7 @@ def test_the_token_by_token_path_where_the_bags_are_not_proven(
 
 
 def test_a_full_piece_cache_is_emptied_and_the_ids_kept(
-    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+    embedder: StaticEmbedder, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Fewer pieces kept than a few texts have: the cache fills and is emptied within a call, most calls holding
     # pieces known (met in the call before) and pieces not.
@@ -305,7 +301,7 @@ def test_a_full_piece_cache_is_emptied_and_the_ids_kept(
 
 
 def test_a_text_the_tokenizer_refuses_leaves_the_cache_as_it_was(
-    embedder: WordLlamaEmbedder, tokenizer: Tokenizer
+    embedder: StaticEmbedder, tokenizer: Tokenizer
 ) -> None:
     texts = generated(300, 8)[12:40]
     expected = definition(embedder._matrix, tokenizer, texts)
@@ -318,7 +314,7 @@ def test_a_text_the_tokenizer_refuses_leaves_the_cache_as_it_was(
 
 @pytest.mark.parametrize("lone", ["\udc80", "\ud800", "\udfff", "\ud83d"])  # a byte not UTF-8 in argv; JSON's
 def test_a_lone_surrogate_is_read_as_u_fffd_on_every_path(  # escapes; half an emoji
-    embedder: WordLlamaEmbedder, tokenizer: Tokenizer, lone: str
+    embedder: StaticEmbedder, tokenizer: Tokenizer, lone: str
 ) -> None:
     texts = [f"school {lone}bus", f"{lone}", "stop for a school bus", f"park {lone}{lone} near a hydrant"]
     read = [text.replace(lone, "\ufffd") for text in texts]

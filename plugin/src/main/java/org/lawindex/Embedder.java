@@ -11,27 +11,27 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The question's vector, bit-equal to lawindex's Python embedder (indexer/retrieval/embedding.py): WordLlama
- * {@code l2_supercat} at 256 dimensions, its tokens by {@link Bpe}, then
+ * The question's vector, bit-equal to lawindex's Python embedder (indexer/retrieval/embedding.py): lawindex's
+ * own 256-d table of WordLlama's tokens (models/lawindex-road-256.safetensors), its tokens by {@link Bpe}, then
  *
  * <ul>
- *   <li>the mean of the tokens' rows (float16 in the wheel, widened exactly), summed in float64 token by token
+ *   <li>the mean of the tokens' rows (float16 in the table, widened exactly), summed in float64 token by token
  *       in the text's order and divided by the count;</li>
  *   <li>the norm: the correctly rounded sum of the squares ({@link #fsum}, Python's math.fsum), its sqrt;</li>
  *   <li>each component divided by the norm, times 2^20, rounded half to even: the vector on the 2^-20 grid,
  *       kept here as those integers ({@link #DIMENSION} grid units; the zero vector for a text with no tokens).</li>
  * </ul>
  *
- * <p>The model is read once per node from the two files of the {@code wordllama} wheel that the plugin's jar
- * carries (its tokenizer.json, 1.8 MB, and its safetensors weights, 16 MB of float16), and kept as float16
- * bits: 16 MB of heap, not the 32 MB of float32.
+ * <p>The model is read once per node from the two files the plugin's jar carries (the {@code wordllama}
+ * wheel's tokenizer.json, 1.8 MB, and lawindex's table, safetensors, 16 MB of float16: indexer/node/plugin.py
+ * puts them there), and kept as float16 bits: 16 MB of heap, not the 32 MB of float32.
  */
 final class Embedder {
     static final int DIMENSION = 256;
     static final int GRID_BITS = 20;
     static final double GRID = 1 << GRID_BITS;
     static final String TOKENIZER = "wordllama/l2_supercat_tokenizer_config.json";
-    static final String WEIGHTS = "wordllama/l2_supercat_256.safetensors";
+    static final String WEIGHTS = "models/lawindex-road-256.safetensors";
     private static final double[] HALF = halves();
 
     final Bpe bpe;
@@ -44,7 +44,7 @@ final class Embedder {
         this.rows = rows;
     }
 
-    /** The embedder from the tokenizer.json and safetensors bytes of the wordllama wheel. */
+    /** The embedder from the bytes of a tokenizer.json (the wordllama wheel's) and of a safetensors table. */
     @SuppressWarnings("unchecked")
     static Embedder read(byte[] tokenizer, byte[] weights) {
         Bpe bpe = new Bpe((Map<String, Object>) Json.parse(new String(tokenizer, StandardCharsets.UTF_8)));
@@ -76,7 +76,7 @@ final class Embedder {
         return new Embedder(bpe, matrix, rows);
     }
 
-    /** The embedder from the plugin jar's copy of the wheel's files (once per node: see {@link #shipped}). */
+    /** The embedder from the plugin jar's copies of its files (once per node: see {@link #shipped}). */
     static Embedder fromJar() throws IOException {
         return read(resource(TOKENIZER), resource(WEIGHTS));
     }
@@ -84,7 +84,7 @@ final class Embedder {
     private static byte[] resource(String name) throws IOException {
         try (InputStream in = Embedder.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IOException("the plugin jar has no " + name + " (built without the wordllama wheel's files?)");
+                throw new IOException("the plugin jar has no " + name + " (built without the embedder's files?)");
             }
             ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 20);
             in.transferTo(out);

@@ -39,7 +39,7 @@ class EmbedderTest {
     static void load() throws IOException, InterruptedException {
         Path wheel = Path.of(python("import os, wordllama; print(os.path.dirname(wordllama.__file__))"));
         embedder = Embedder.read(Files.readAllBytes(wheel.resolve("tokenizers/l2_supercat_tokenizer_config.json")),
-            Files.readAllBytes(wheel.resolve("weights/l2_supercat_256.safetensors")));
+            Files.readAllBytes(Path.of("..").resolve(Embedder.WEIGHTS)));  // the repository's models/ (Maven runs in plugin/)
     }
 
     private static String python(String code) throws IOException, InterruptedException {
