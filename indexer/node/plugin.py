@@ -306,7 +306,7 @@ def embedder_files() -> list[tuple[str, Path]]:
     installed `wordllama` wheel's tokenizer.json (1.8 MB, MIT) and lawindex's own table
     (models/lawindex-road-256.safetensors, 16 MB of float16), the same files indexer.retrieval.embedding loads,
     so that the node embeds a question bit for bit as lawindex's Python does."""
-    from indexer.retrieval.embedding import shipped_table, wordllama_files
+    from indexer.retrieval.model_files import shipped_table, wordllama_files
 
     try:
         tokenizer, table = wordllama_files()[0], shipped_table()

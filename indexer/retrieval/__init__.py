@@ -13,6 +13,7 @@ __all__ = [
     "files",
     "lexicon",
     "meaning",
+    "model_files",
     "reference",
     "request",
     "scoring",

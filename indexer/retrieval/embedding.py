@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from indexer.retrieval import model_files
 from indexer.retrieval.corpus import Law
 from indexer.retrieval.pieces import Bags, Pieces
 
@@ -224,36 +225,11 @@ def _two_sums(terms: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], 
     return level[:, 0].copy(), errors.sum(axis=1)
 
 
-# The shipped table (models/ in a checkout, _data/models in a wheel) and WordLlama's, embedded alike.
-MODEL = f"lawindex-road-{DIMENSION}"
-WORDLLAMA = f"wordllama-l2_supercat-{DIMENSION}"
-_TABLE = f"{MODEL}.safetensors"
-
-
-def shipped_table() -> Path:
-    """The default embedder's table: models/lawindex-road-256.safetensors, else the wheel's copy."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parents[1] / "models" / _TABLE, here / "_data" / "models" / _TABLE):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"models/{_TABLE} (the default embedder's table) not found next to the indexer package")
-
-
-def wordllama_files() -> tuple[Path, Path]:
-    """The `wordllama` wheel's tokenizer (a Hugging Face tokenizer.json) and its l2_supercat 256-d weights.
-
-    Found, not imported: wordllama's import configures the root logger (`logging.basicConfig(level=INFO)`, which
-    printed every opensearch-py request of a `lawindex ask`) and costs 0.3 s."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or spec.origin is None:
-        raise FileNotFoundError("the wordllama package is not installed (pip install wordllama)")
-    folder = Path(spec.origin).resolve().parent
-    return (
-        folder / "tokenizers" / "l2_supercat_tokenizer_config.json",
-        folder / "weights" / f"l2_supercat_{DIMENSION}.safetensors",
-    )
+# The shipped table and WordLlama's, embedded alike (their files: indexer.retrieval.model_files).
+MODEL = model_files.MODEL
+WORDLLAMA = model_files.WORDLLAMA
+shipped_table = model_files.shipped_table
+wordllama_files = model_files.wordllama_files
 
 
 def read_table(path: Path) -> Vectors:

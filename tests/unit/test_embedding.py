@@ -87,3 +87,9 @@ def test_wordllamas_table_still_makes_the_bytes_it_sealed() -> None:
     assert wordllama.model == "wordllama-l2_supercat-256"
     digest = hashlib.sha256(wordllama.embed(_texts()).tobytes()).hexdigest()
     assert digest == "77bc4a52a80204657fdd55cbd851d7469c739c97695a479a653d557ddbb91a35"
+
+
+def test_the_files_module_names_the_embedders_dimension() -> None:
+    from indexer.retrieval import model_files
+
+    assert model_files.DIMENSION == embedding.DIMENSION

@@ -5,6 +5,7 @@ installs), and each download and each wait on another process's says what it wai
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import sys
 import threading
@@ -167,3 +168,14 @@ def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() ->
 
 def test_a_start_needs_first_what_pyproject_names_for_its_record_and_the_plugin_jar() -> None:
     assert fetch.requirements(REPO / "pyproject.toml") == ["pydantic>=2.6", "wordllama==0.4.0.post1"]
+
+
+def test_the_plugins_jar_files_are_found_without_numpy() -> None:
+    """The demo starts the node (and so packs the plugin's jar, the embedder's files in it) while pip installs the
+    rest: finding those files must not import numpy, which is not there yet."""
+    script = "import sys, indexer.node.plugin as p; p.embedder_files(); print('numpy' in sys.modules)"
+    found = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert found.stdout.strip() == "False"
