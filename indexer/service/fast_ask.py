@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from indexer.errors import LawindexError
+from indexer.errors import LawindexError, http_status
 from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.retrieval.request import FUSION, RETRIEVED_LAWS, Request
 from indexer.service.metrics import CURRENT, Record
@@ -20,7 +20,7 @@ from indexer.service.output import (
     answer_json,
     dumps,
 )
-from indexer.service.responses import JSON_BYTES, RETRY_AFTER, internal_error, status_of
+from indexer.service.responses import JSON_BYTES, RETRY_AFTER, internal_error
 
 _ASK_PATH = re.compile(r"/v1/states/([^/]+)/ask")
 _LIMIT = re.compile(r"[0-9]{1,3}")
@@ -33,7 +33,7 @@ class FastAsk:
     The hot path of a pipeline that asks several times a question. Profiled (py-spy, one client), FastAPI's
     routing, parameter parsing and middleware took twice the CPU of the engine's own Python work per
     question, on the event loop that every request shares. This answers the same request the same way (the
-    same engine call, in a thread pool, the same bytes, the same errors through `status_of`);
+    same engine call, in a thread pool, the same bytes, the same errors through `http_status`);
     anything unusual (a parameter given twice, a limit or explain FastAPI would have to parse) goes on to
     the FastAPI route, which stays the documented one and answers it as before.
     """
@@ -107,7 +107,7 @@ class FastAsk:
             if record is not None:
                 record.answered(answer)
         except LawindexError as error:
-            status, text = status_of(error), dumps(ErrorOut.of(error).json_obj())
+            status, text = http_status(error), dumps(ErrorOut.of(error).json_obj())
         except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
             logging.getLogger("uvicorn.error").exception("lawindex serve: %s %r", state, question)
             status, text = 500, dumps(internal_error(error).json_obj())
