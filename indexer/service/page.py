@@ -112,7 +112,7 @@ def _states(served: Callable[[], list[str]]) -> list[str]:
 
 @cache
 def templates() -> Environment:
-    """The page's templates (and eval's report, indexer.service.eval_html), every value autoescaped."""
+    """The page's templates (and eval's report, indexer.evaluation.html_report), every value autoescaped."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     return Environment(
