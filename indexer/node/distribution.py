@@ -195,8 +195,8 @@ def download(path_in_repo: str, target: Path, *, user: tuple[str, str] | None = 
 
 def working_versions() -> list[str]:
     """The versions whose distribution zip and a digest of it are on Maven Central, as the version matrix
-    (node/matrix.tsv) last found them: what a refused version's hint offers instead."""
-    for candidate in (Path(__file__).resolve().parents[2] / "node", Path(__file__).resolve().parent / "_data" / "node"):
+    (pins/matrix.tsv) last found them: what a refused version's hint offers instead."""
+    for candidate in (Path(__file__).resolve().parents[2] / "pins", Path(__file__).resolve().parent / "_data" / "pins"):
         matrix = candidate / "matrix.tsv"
         if matrix.is_file():
             rows = [line.split("\t") for line in matrix.read_text(encoding="utf-8").splitlines()]
@@ -218,7 +218,7 @@ def home(version: str, cache: Path) -> Path:
         archive = root / f"opensearch-{version}.zip"
         if not archive.is_file():
             _say(f"downloading OpenSearch {version} (the min distribution, ~160 MB) from {maven_repo()} ...")
-            working = ", ".join(working_versions()) or "node/versions.env's"
+            working = ", ".join(working_versions()) or "pins/versions.env's"
             try:
                 download(ZIP_PATH.format(v=version), archive, user=user_digest())
             except NotPublished:

@@ -50,7 +50,7 @@ def test_pins_are_one_3x_default_and_one_2x() -> None:
 def test_compose_reads_the_same_pin_through_the_env_link() -> None:
     """.env is what docker compose reads for ${OPENSEARCH_IMAGE}; it must be the pins file itself, and its
     image the official one of the default pin."""
-    assert (REPO / ".env").resolve() == (REPO / "node" / "versions.env").resolve()
+    assert (REPO / ".env").resolve() == (REPO / "pins" / "versions.env").resolve()
     assert "${OPENSEARCH_IMAGE" in (REPO / "docker-compose.yml").read_text()
     pinned = pins.read_pins()
     assert pinned["OPENSEARCH_IMAGE"] == f"opensearchproject/opensearch:{pinned['OPENSEARCH_VERSION']}"
