@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
 
 from indexer.errors import LawindexError, http_status
 from indexer.opensearch.read.engine import OpenSearchEngine
@@ -48,12 +47,7 @@ class FastAsk:
         # parsing the request did (py-spy). As many threads as anyio's default, so as many questions at once.
         self.pool = ThreadPoolExecutor(max_workers=40, thread_name_prefix="lawindex-ask")
 
-    async def __call__(
-        self,
-        scope: MutableMapping[str, Any],
-        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
-        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         asked = self._plain(scope) if scope["type"] == "http" and scope["method"] == "GET" else None
         if asked is None:
             await self.app(scope, receive, send)
@@ -70,7 +64,7 @@ class FastAsk:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _plain(self, scope: MutableMapping[str, Any]) -> tuple[str, str, int, bool] | None:
+    def _plain(self, scope: Scope) -> tuple[str, str, int, bool] | None:
         """(state, question, limit, explain) of a plain ask, or None for FastAPI to take it."""
         from urllib.parse import parse_qsl
 
