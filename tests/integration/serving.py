@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from tests.integration.support import LAWINDEX
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
+from indexer.retrieval.corpus import Corpus
+from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
 
 
 def _port_range() -> range:
@@ -103,3 +106,14 @@ def running(env: dict[str, str], *args: str, ready: str = "/healthz") -> Iterato
     code = service.stop()
     assert "Traceback" not in service.log, service.log
     assert code == 0, service.log
+
+
+@contextmanager
+def loaded(opensearch_url: str, corpora: list[Corpus]) -> Iterator[dict[str, str]]:
+    """`corpora` loaded in a namespace of their own (dropped after): the environment that reaches them, for a
+    module's `env` fixture."""
+    namespace = unique_namespace()
+    connection = Connection.from_env(opensearch_url, namespace=namespace)
+    load(connection, corpora)
+    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+    drop_namespace(connection.client(), namespace)

@@ -22,11 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import Service, running, start
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.serving import Service, loaded, running, start
 
 pytestmark = pytest.mark.integration
 
@@ -40,11 +37,8 @@ SLOW_BODY = (
 
 @pytest.fixture(scope="module")
 def env(opensearch_url: str) -> Iterator[dict[str, str]]:
-    namespace = unique_namespace()
-    connection = Connection.from_env(opensearch_url, namespace=namespace)
-    load(connection, read_corpora(CORPORA, ["TX"]))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
-    drop_namespace(connection.client(), namespace)
+    with loaded(opensearch_url, read_corpora(CORPORA, ["TX"])) as env:
+        yield env
 
 
 def _connect(service: Service) -> socket.socket:
