@@ -8,12 +8,15 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 
+from indexer import cache
+from indexer.node import distribution, plugin
 from indexer.retrieval.corpus import Law
 from indexer.retrieval.scoring import exact_term_score
 from tests import synthetic
@@ -149,3 +152,15 @@ def spec_ids(directory: Path, state: str, laws: Sequence[Law], questions: list[s
     corpus_file = work / f"{state}.jsonl"
     synthetic.write_corpus(corpus_file, laws)
     return [answer["ids"] for answer in run_spec(work, corpus_file, questions)]
+
+
+def node_home(version: str, where: Path) -> Path:
+    """A node home of `version` made as lawindex makes one (hard links to the cached distribution), without
+    plugins."""
+    dist = distribution.home(version, cache.default_cache_dir())
+    home = where / f"opensearch-{version}"
+    shutil.copytree(dist, home, symlinks=True, copy_function=plugin._link_or_copy,
+                    ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip
+    shutil.copytree(dist / "config", home / "config", symlinks=True)
+    (home / "plugins").mkdir(exist_ok=True)
+    return home

@@ -7,6 +7,7 @@ them against one node at once, never touch each other's states, and nothing of t
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 import time
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
@@ -22,12 +24,24 @@ from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.node.state import NodeStatus
 from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.schema import GRID_FIELD, VECTOR_FIELD
 from tests.integration import forked
 
 # The three-node cluster of test_cluster, test_failover and test_plugin_cluster (scripts/test starts it once
 # for the three; a file run alone starts it, and stops what it started).
 CLUSTER_PORT = int(os.environ.get("LAWINDEX_CLUSTER_PORT", "9480"))
 CLUSTER_NODES = 3
+
+
+# Questions of the sample corpora a learner might ask (a misspelling among them), for the CLI's and serve's tests.
+SAMPLE_QUESTIONS = [
+    "how far from a fire hydrant can i park",
+    "how far must i be behing a firehydrant",
+    "when do i have to stop for a school bus",
+    "headlights",
+    "what is the speed limit in a school zone",
+    "can i text while driving",
+]
 
 
 def cluster_version() -> str:
@@ -243,3 +257,13 @@ class DroppingProxy:
                     raise OSError("the node closed the connection")
                 rest += chunk
         client.sendall(head + b"\r\n\r\n" + rest)
+
+
+def stored_vector(source: dict[str, Any]) -> np.ndarray:
+    """A row's vector as float32, as its `_source` keeps it: a knn_vector's floats (the window path), or the
+    grid's base64 (256 little-endian int32 units of 2^-20: the plugin's path, its one copy; a component the
+    embedder made -0.0 reads back as 0.0, the same value)."""
+    if VECTOR_FIELD in source:
+        return np.array(source[VECTOR_FIELD], dtype=np.float32)
+    units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4")
+    return (units / 2.0**20).astype(np.float32)

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from indexer.cli import app
 from indexer.retrieval.corpus import read_corpora
 from tests.integration.serving import Service, loaded, running, start
+from tests.integration.support import SAMPLE_QUESTIONS
 
 pytestmark = pytest.mark.integration
 
@@ -26,12 +27,7 @@ STATES = sorted(path.stem for path in CORPORA.glob("*.jsonl"))
 runner = CliRunner()
 
 QUESTIONS = [
-    "how far from a fire hydrant can i park",
-    "how far must i be behing a firehydrant",
-    "when do i have to stop for a school bus",
-    "headlights",
-    "what is the speed limit in a school zone",
-    "can i text while driving",
+    *SAMPLE_QUESTIONS,
     "how can i do it",  # stopwords only: no laws
     "",
     "İstanbul PARKS near \u212aelvin hydrants",
