@@ -6,7 +6,9 @@ one machine do not take each other's ports.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -14,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -117,3 +120,20 @@ def loaded(opensearch_url: str, corpora: list[Corpus]) -> Iterator[dict[str, str
     load(connection, corpora)
     yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
     drop_namespace(connection.client(), namespace)
+
+
+def more_files() -> None:
+    """As many open files as the hard limit allows, up to 8,192: for a process that holds a thousand connections."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+
+
+async def reopened(port: int, stop: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    """A connection to the service on 127.0.0.1:`port`, tried every half second until it opens; None once `stop`
+    (a multiprocessing Event) is set."""
+    while not stop.is_set():
+        try:
+            return await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.5)
+    return None

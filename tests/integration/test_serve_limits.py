@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
-import resource
 import signal
 import socket
 import time
@@ -23,7 +22,7 @@ import httpx
 import pytest
 
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import Service, loaded, running, start
+from tests.integration.serving import Service, loaded, more_files, reopened, running, start
 
 pytestmark = pytest.mark.integration
 
@@ -248,16 +247,11 @@ def _normal_client(port: int, keep: bool) -> list[str]:
 def _slowloris(port: int, let_go: Any, stop: Any) -> None:
     """In its own process, until `stop`: SLOWLORIS connections that never finish their headers (a header
     line every 2 s), each opened again at once when the service lets it go."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    more_files()
 
     async def slow() -> None:
-        while not stop.is_set():
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.5)
-                continue
+        while (opened := await reopened(port, stop)) is not None:
+            reader, writer = opened
             try:
                 writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
                 while not stop.is_set():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
-import resource
 import socket
 import threading
 import time
@@ -24,7 +23,7 @@ import httpx
 import pytest
 
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import loaded, running
+from tests.integration.serving import loaded, more_files, reopened, running
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 ASK = "/v1/states/TX/ask?q=how+far+from+a+fire+hydrant+can+i+park"
@@ -168,16 +167,11 @@ def _normal_client(port: int, keep: bool) -> list[str]:
 def _slow_bodies(port: int, opened: Any, timed_out: Any, stop: Any) -> None:
     """In its own process, until `stop`: SLOW_BODIES requests whose bodies trickle (a byte a second), each
     opened again when the service closes it; `timed_out` counts the 408s."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    more_files()
 
     async def slow() -> None:
-        while not stop.is_set():
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.5)
-                continue
+        while (opened := await reopened(port, stop)) is not None:
+            reader, writer = opened
             with opened.get_lock():
                 opened.value += 1
             try:
