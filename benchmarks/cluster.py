@@ -256,6 +256,8 @@ def blocked_load(tree: Path, url: str, folder: Path, cap: float) -> tuple[float,
     from `tree`, with a flood-stage block set on its new index once laws are written into it."""
     from opensearchpy import OpenSearch
 
+    from tests.integration.support import block_filling
+
     client = OpenSearch(hosts=[url], timeout=60)
     namespace = f"lawindex_k{uuid.uuid4().hex[:8]}"
     command, env = lawindex_of(tree)
@@ -265,14 +267,8 @@ def blocked_load(tree: Path, url: str, folder: Path, cap: float) -> tuple[float,
                                    stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
         blocked_at = None
         while blocked_at is None and process.poll() is None:
-            found = client.indices.get_alias(index=f"{namespace}-tx-*", ignore_unavailable=True, allow_no_indices=True)
-            for index, body in found.items():
-                if f"{index}-filling" not in body.get("aliases", {}):
-                    continue
-                stats = client.indices.stats(index=index, metric="indexing")["_all"]["primaries"]
-                if stats.get("indexing", {}).get("index_total", 0) > 0:
-                    client.indices.put_settings(index=index, body={"index.blocks.read_only_allow_delete": True})
-                    blocked_at = time.perf_counter()
+            if block_filling(client, namespace):
+                blocked_at = time.perf_counter()
             time.sleep(0.05)
         code = ended(process, cap)
         seconds = time.perf_counter() - (blocked_at or time.perf_counter())

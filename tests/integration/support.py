@@ -267,3 +267,18 @@ def stored_vector(source: dict[str, Any]) -> np.ndarray:
         return np.array(source[VECTOR_FIELD], dtype=np.float32)
     units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4")
     return (units / 2.0**20).astype(np.float32)
+
+
+def block_filling(client: OpenSearch, namespace: str) -> list[str]:
+    """Block (`index.blocks.read_only_allow_delete`) each index a load of TX is filling in `namespace` once laws
+    are written to it (mid-load: the refresh is off, so counted by the indexing stats); the indices blocked."""
+    blocked = []
+    found = client.indices.get_alias(index=f"{namespace}-tx-*", ignore_unavailable=True, allow_no_indices=True)
+    for index, body in found.items():
+        if f"{index}-filling" not in body.get("aliases", {}):
+            continue
+        stats = client.indices.stats(index=index, metric="indexing")["_all"]["primaries"]
+        if stats.get("indexing", {}).get("index_total", 0) > 0:
+            client.indices.put_settings(index=index, body={"index.blocks.read_only_allow_delete": True})
+            blocked.append(index)
+    return blocked
