@@ -8,12 +8,14 @@ them against one node at once, never touch each other's states, and nothing of t
 from __future__ import annotations
 
 import base64
+import json
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,8 @@ from indexer.node import node
 from indexer.node.state import NodeStatus
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.cluster.schema import GRID_FIELD, VECTOR_FIELD
+from indexer.retrieval.corpus import Corpus, read_corpus
+from tests import synthetic
 from tests.integration import forked
 
 # The three-node cluster of test_cluster, test_failover and test_plugin_cluster (scripts/test starts it once
@@ -282,3 +286,53 @@ def block_filling(client: OpenSearch, namespace: str) -> list[str]:
             client.indices.put_settings(index=index, body={"index.blocks.read_only_allow_delete": True})
             blocked.append(index)
     return blocked
+
+
+def two_corpora(root: Path, state: str, laws: int) -> tuple[Corpus, Corpus]:
+    """Two generated corpora of `state` (`laws` laws each, seeds 101 and 202: they answer most questions
+    differently), written as root/a/STATE.jsonl and root/b/STATE.jsonl and read back."""
+
+    def written(path: Path, seed: int) -> Corpus:
+        generated = synthetic.generate_corpus(state, laws, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(law.model_dump(exclude_none=True)) + "\n" for law in generated)
+        path.write_text(text, encoding="utf-8")
+        return read_corpus(path)
+
+    return written(root / "a" / f"{state}.jsonl", 101), written(root / "b" / f"{state}.jsonl", 202)
+
+
+class Reloads:
+    """What the askers of a reload test share with its reloader: `done` once the reloads are over, the `errors`
+    and `wrong` answers seen, each asker's count of answers (`answered`), and the generations each reload made."""
+
+    def __init__(self, askers: int) -> None:
+        self.done = threading.Event()
+        self.errors: list[str] = []
+        self.wrong: list[str] = []
+        self.answered = [0] * askers
+        self.generations: list[str] = []
+
+    def reload(
+        self, client: OpenSearch, corpora: tuple[Corpus, Corpus], state: str, times: int, namespace: str
+    ) -> None:
+        """Load the second corpus, then the first, and so on, `times` times, each once every asker has answered
+        on the generation about to be replaced (and on the last one too); a failure goes to `errors`."""
+        from indexer.opensearch.write.generations import serving
+        from indexer.opensearch.write.load import LoadOptions, load_state
+
+        a, b = corpora
+        try:
+            for turn in range(times):
+                each_counts_once_more(self.answered, self.stopped, f"before reload {turn}")
+                load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=namespace))
+                self.generations.append(str(serving(client, state, namespace)))
+        except Exception as error:  # a reload that fails fails the test
+            self.errors.append(f"reload: {type(error).__name__}: {error}")
+        finally:
+            try:
+                each_counts_once_more(self.answered, self.stopped, "after the last reload")
+            except AssertionError as error:
+                self.errors.append(str(error))
+            finally:
+                self.done.set()
