@@ -13,7 +13,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -137,3 +137,17 @@ async def reopened(port: int, stop: Any) -> tuple[asyncio.StreamReader, asyncio.
         except OSError:
             await asyncio.sleep(0.5)
     return None
+
+
+def in_parallel(slow: Callable[[], Coroutine[Any, Any, None]], many: int, stop: Any) -> None:
+    """`many` tasks of `slow` on one event loop until `stop` (a multiprocessing Event) is set, then cancelled."""
+
+    async def run() -> None:
+        tasks = [asyncio.create_task(slow()) for _ in range(many)]
+        while not stop.is_set():
+            await asyncio.sleep(0.2)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(run())

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import Service, loaded, more_files, reopened, running, start
+from tests.integration.serving import Service, in_parallel, loaded, more_files, reopened, running, start
 
 pytestmark = pytest.mark.integration
 
@@ -266,12 +266,4 @@ def _slowloris(port: int, let_go: Any, stop: Any) -> None:
             with let_go.get_lock():
                 let_go.value += 1
 
-    async def run() -> None:
-        tasks = [asyncio.create_task(slow()) for _ in range(SLOWLORIS)]
-        while not stop.is_set():
-            await asyncio.sleep(0.2)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    asyncio.run(run())
+    in_parallel(slow, SLOWLORIS, stop)

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import loaded, more_files, reopened, running
+from tests.integration.serving import in_parallel, loaded, more_files, reopened, running
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 ASK = "/v1/states/TX/ask?q=how+far+from+a+fire+hydrant+can+i+park"
@@ -189,12 +189,4 @@ def _slow_bodies(port: int, opened: Any, timed_out: Any, stop: Any) -> None:
             finally:
                 writer.close()
 
-    async def run() -> None:
-        tasks = [asyncio.create_task(slow()) for _ in range(SLOW_BODIES)]
-        while not stop.is_set():
-            await asyncio.sleep(0.2)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    asyncio.run(run())
+    in_parallel(slow, SLOW_BODIES, stop)
