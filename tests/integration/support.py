@@ -313,6 +313,10 @@ class Reloads:
         self.answered = [0] * askers
         self.generations: list[str] = []
 
+    def stopped(self) -> bool:
+        """Whether an asker has failed: the reloads wait for the askers no longer."""
+        return bool(self.errors or self.wrong)
+
     def reload(
         self, client: OpenSearch, corpora: tuple[Corpus, Corpus], state: str, times: int, namespace: str
     ) -> None:
