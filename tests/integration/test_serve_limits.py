@@ -250,8 +250,8 @@ def _slowloris(port: int, let_go: Any, stop: Any) -> None:
     more_files()
 
     async def slow() -> None:
-        while (opened := await reopened(port, stop)) is not None:
-            reader, writer = opened
+        while (connected := await reopened(port, stop)) is not None:
+            reader, writer = connected
             try:
                 writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
                 while not stop.is_set():

@@ -170,8 +170,8 @@ def _slow_bodies(port: int, opened: Any, timed_out: Any, stop: Any) -> None:
     more_files()
 
     async def slow() -> None:
-        while (opened := await reopened(port, stop)) is not None:
-            reader, writer = opened
+        while (connected := await reopened(port, stop)) is not None:
+            reader, writer = connected
             with opened.get_lock():
                 opened.value += 1
             try:
