@@ -120,6 +120,16 @@ def lawindex_of(tree: Path) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-c", LAWINDEX], {**os.environ, "PYTHONPATH": str(tree)}
 
 
+def ended(process: subprocess.Popen[bytes], cap: float) -> str:
+    """How `process` ended: its exit code, or "cut off at CAP s" when it ran past `cap` seconds (then killed)."""
+    try:
+        return str(process.wait(timeout=cap))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return f"cut off at {cap:g} s"
+
+
 def batch(tree: Path, urls: str, namespace: str, questions: Path, cap: float) -> tuple[float, int, int, str]:
     """(seconds, answered, failed, exit) of `lawindex ask TX --from questions --json`, cut off after `cap` s."""
     command, env = lawindex_of(tree)
@@ -128,12 +138,7 @@ def batch(tree: Path, urls: str, namespace: str, questions: Path, cap: float) ->
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen([*command, "ask", "TX", "--from", str(questions), "--json"], stdout=out,
                                    stderr=subprocess.DEVNULL, env=env, cwd=tree)  # fmt: skip
-        try:
-            code = str(process.wait(timeout=cap))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            code = f"cut off at {cap:g} s"
+        code = ended(process, cap)
         seconds = time.perf_counter() - began
         out.seek(0)
         lines = [json.loads(line) for line in out.read().decode().splitlines() if line.strip()]
@@ -251,6 +256,8 @@ def blocked_load(tree: Path, url: str, folder: Path, cap: float) -> tuple[float,
     from `tree`, with a flood-stage block set on its new index once laws are written into it."""
     from opensearchpy import OpenSearch
 
+    from tests.integration.support import block_filling
+
     client = OpenSearch(hosts=[url], timeout=60)
     namespace = f"lawindex_k{uuid.uuid4().hex[:8]}"
     command, env = lawindex_of(tree)
@@ -260,21 +267,10 @@ def blocked_load(tree: Path, url: str, folder: Path, cap: float) -> tuple[float,
                                    stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
         blocked_at = None
         while blocked_at is None and process.poll() is None:
-            found = client.indices.get_alias(index=f"{namespace}-tx-*", ignore_unavailable=True, allow_no_indices=True)
-            for index, body in found.items():
-                if f"{index}-filling" not in body.get("aliases", {}):
-                    continue
-                stats = client.indices.stats(index=index, metric="indexing")["_all"]["primaries"]
-                if stats.get("indexing", {}).get("index_total", 0) > 0:
-                    client.indices.put_settings(index=index, body={"index.blocks.read_only_allow_delete": True})
-                    blocked_at = time.perf_counter()
+            if block_filling(client, namespace):
+                blocked_at = time.perf_counter()
             time.sleep(0.05)
-        try:
-            code = str(process.wait(timeout=cap))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            code = f"cut off at {cap:g} s"
+        code = ended(process, cap)
         seconds = time.perf_counter() - (blocked_at or time.perf_counter())
         err.seek(0)
         lines = err.read().decode("utf-8", "replace").strip().splitlines()

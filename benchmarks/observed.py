@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.serve import LAWINDEX, percentile, round_of, stop_serve
+from benchmarks.serve import LAWINDEX, percentile, ready, round_of, stop_serve
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
@@ -62,16 +61,7 @@ def start(env: dict[str, str], port: int, workers: int, extra: list[str]) -> sub
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    while True:
-        if process.poll() is not None:
-            raise SystemExit(f"lawindex serve exited {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as response:
-                if response.status == 200:
-                    return process
-        except OSError:
-            pass
-        time.sleep(0.05)
+    return ready(process, port, pause=0.05)
 
 
 def metrics_cost(env: dict[str, str], questions: list[str], args: argparse.Namespace, log: bool) -> None:

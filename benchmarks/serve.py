@@ -75,16 +75,22 @@ def start_serve(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    return ready(process, port), time.perf_counter() - began
+
+
+def ready(process: subprocess.Popen[bytes], port: int, pause: float = 0.01) -> subprocess.Popen[bytes]:
+    """`process`, a `lawindex serve` on `port`, once /readyz answers 200 (asked every `pause` seconds); SystemExit
+    when it exits first."""
     while True:
         if process.poll() is not None:
             raise SystemExit(f"lawindex serve exited {process.returncode}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as response:
                 if response.status == 200:
-                    return process, time.perf_counter() - began
+                    return process
         except OSError:
             pass
-        time.sleep(0.01)
+        time.sleep(pause)
 
 
 def stop_serve(process: subprocess.Popen[bytes]) -> int:
@@ -113,25 +119,30 @@ Request = Callable[[aiohttp.ClientSession, int], Awaitable[None]]
 
 async def round_of(request: Request, count: int, clients: int) -> tuple[float, list[float]]:
     """`count` requests by `clients` concurrent clients on one keep-alive session: (q/s, latencies in ms)."""
-    latencies: list[float] = []
-    next_one = 0
     connector = aiohttp.TCPConnector(limit=clients, force_close=False)
     async with aiohttp.ClientSession(connector=connector) as session:
         await request(session, 0)  # the connection opened before the clock starts
-
-        async def client() -> None:
-            nonlocal next_one
-            while next_one < count:
-                number = next_one
-                next_one += 1
-                began = time.perf_counter()
-                await request(session, number)
-                latencies.append((time.perf_counter() - began) * 1000)
-
-        began = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(clients)))
-        seconds = time.perf_counter() - began
+        seconds, latencies = await concurrently(lambda number: request(session, number), count, clients)
     return count / seconds, latencies
+
+
+async def concurrently(one: Callable[[int], Awaitable[None]], count: int, clients: int) -> tuple[float, list[float]]:
+    """`one(0)` .. `one(count - 1)` awaited by `clients` concurrent callers: (seconds, each call's latency in ms)."""
+    latencies: list[float] = []
+    next_one = 0
+
+    async def client() -> None:
+        nonlocal next_one
+        while next_one < count:
+            number = next_one
+            next_one += 1
+            began = time.perf_counter()
+            await one(number)
+            latencies.append((time.perf_counter() - began) * 1000)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return time.perf_counter() - began, latencies
 
 
 def compare(
@@ -210,8 +221,6 @@ def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]],
     async def run(clients: int, transport: str) -> tuple[float, float]:
         pool = ThreadPoolExecutor(max_workers=40)  # anyio's default, which FastAPI's `def` routes run in
         async_client = AsyncOpenSearch(hosts=[connection.url], timeout=connection.timeout, pool_maxsize=32)
-        latencies: list[float] = []
-        next_one = 0
         loop = asyncio.get_running_loop()
 
         async def one(number: int) -> None:
@@ -224,19 +233,7 @@ def transports(connection: Connection, alias: str, bodies: list[dict[str, Any]],
                 await loop.run_in_executor(pool, lambda: sync_client.search(index=alias, body=body))
 
         await one(0)
-
-        async def client() -> None:
-            nonlocal next_one
-            while next_one < count:
-                number = next_one
-                next_one += 1
-                began = time.perf_counter()
-                await one(number)
-                latencies.append((time.perf_counter() - began) * 1000)
-
-        began = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(clients)))
-        seconds = time.perf_counter() - began
+        seconds, latencies = await concurrently(one, count, clients)
         await async_client.close()
         pool.shutdown()
         return count / seconds, percentile(latencies, 50)

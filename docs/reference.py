@@ -136,7 +136,8 @@ def modules() -> str:
 
 
 def exit_codes() -> str:
-    """Every error of `indexer/errors.py` by exit code: its class, its parent, and its docstring."""
+    """Every error of `indexer/errors.py` by exit code: its class, the HTTP status `lawindex serve` answers it with,
+    its parent, and its docstring."""
     from indexer import errors
 
     classes = [
@@ -144,11 +145,12 @@ def exit_codes() -> str:
         for value in vars(errors).values()
         if inspect.isclass(value) and issubclass(value, errors.LawindexError) and value.__module__ == errors.__name__
     ]
-    rows = ["| exit | error | is a | what |", "| --- | --- | --- | --- |"]
+    rows = ["| exit | error | HTTP | is a | what |", "| --- | --- | --- | --- | --- |"]
     for error in sorted(classes, key=lambda c: (c.exit_code, len(c.__mro__), c.__name__)):
         parents = ", ".join(f"`{base.__name__}`" for base in error.__bases__ if base is not Exception)
         rows.append(
-            f"| {error.exit_code} | `{error.__name__}` | {parents} | {_cell(' '.join((error.__doc__ or '').split()))} |"
+            f"| {error.exit_code} | `{error.__name__}` | {errors.http_status(error)} | {parents} | "
+            f"{_cell(' '.join((error.__doc__ or '').split()))} |"
         )
     return "\n".join(rows) + "\n"
 

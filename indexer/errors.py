@@ -1,7 +1,9 @@
-"""Every failure a user can cause or meet, each with its own exit code.
+"""Every failure a user can cause or meet, each with its own exit code and HTTP status.
 
 The CLI turns a LawindexError into one line on stderr (and a hint where there is a fix) and exits
-with its code; nothing else is caught, so a traceback always means a bug in lawindex.
+with its code; nothing else is caught, so a traceback always means a bug in lawindex. `lawindex serve`
+answers it with the status `HTTP_STATUS` gives its class (`http_status`): the class decides, never the
+message's words or what was being handled when it was raised.
 """
 
 from __future__ import annotations
@@ -101,12 +103,29 @@ class TimedOut(Unreachable):
     """OpenSearch accepted the connection but did not answer within the timeout (HTTP 504, not 503)."""
 
 
+class TlsFailed(Unreachable):
+    """TLS to OpenSearch failed: a certificate not trusted, a handshake refused (HTTP 502, not 503)."""
+
+
 class NotOurs(ClusterRefused):
     """A state's alias points at an index lawindex did not make for that state (or at several indices)."""
 
 
 class DamagedIndex(ClusterRefused):
     """The index behind a state's alias is closed, or its statistics are missing, malformed or altered."""
+
+
+class NoStatistics(DamagedIndex):
+    """The index behind a state's alias, lawindex's own, has no statistics document (HTTP 404)."""
+
+
+class ForeignNoStatistics(NotOurs):
+    """The index behind a state's alias is not lawindex's own for that state, and has no statistics document
+    (HTTP 404, as NoStatistics)."""
+
+
+class ClusterNotFound(ClusterRefused):
+    """OpenSearch answered 404: what a request named is not there (HTTP 404, where other refusals are 502)."""
 
 
 class LoadBusy(LoadFailed):
@@ -126,3 +145,27 @@ class NoMeaning(ClusterRefused):
     loaded without them, or vectors of another model): words still answer."""
 
     exit_code = 8
+
+
+# The HTTP status `lawindex serve` answers each error with: that of the nearest class up the error's MRO, as
+# opensearch-py's exceptions.py maps statuses to its classes. Beside the exit codes above, in one module.
+HTTP_STATUS: dict[type[LawindexError], int] = {
+    LawindexError: 500,
+    BadInput: 400,  # a question, a state code, a parameter
+    NotFound: 404,  # no law, no family by that key
+    Unreachable: 503,  # no answer: try again (Retry-After)
+    TimedOut: 504,
+    TlsFailed: 502,
+    ClusterRefused: 502,  # credentials, a permission, a rejected request
+    NoIndex: 404,
+    NoStatistics: 404,
+    ForeignNoStatistics: 404,
+    ClusterNotFound: 404,
+    NoMeaning: 501,  # by meaning or hybrid where the cluster or the index has no vectors
+}
+
+
+def http_status(error: LawindexError | type[LawindexError]) -> int:
+    """The HTTP status of an error (or of its class): HTTP_STATUS's, for the nearest of its classes it names."""
+    kind = error if isinstance(error, type) else type(error)
+    return next(HTTP_STATUS[base] for base in kind.__mro__ if base in HTTP_STATUS)

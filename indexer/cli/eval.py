@@ -1,4 +1,4 @@
-"""`lawindex eval`: recall@8, MRR@8 and nDCG@8 of each way against judged questions (indexer.service.eval)."""
+"""`lawindex eval`: recall@8, MRR@8 and nDCG@8 of each way against judged questions (indexer.evaluation.evaluate)."""
 
 from collections.abc import Sequence
 from enum import StrEnum
@@ -26,13 +26,13 @@ from indexer.cli.ask import (
 from indexer.retrieval.request import Way
 
 if TYPE_CHECKING:
+    from indexer.evaluation.evaluate import Judged, Report
+    from indexer.evaluation.significance import Paired
     from indexer.service.engines import Engine
-    from indexer.service.eval import Judged, Report
-    from indexer.service.significance import Paired
 
 
 class Split(StrEnum):
-    """The halves `--split` accepts (indexer.service.eval.SPLITS)."""
+    """The halves `--split` accepts (indexer.evaluation.evaluate.SPLITS)."""
 
     tuning = "tuning"
     held_out = "held-out"
@@ -55,7 +55,7 @@ def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> N
 
 
 def _print_paired(found: "Sequence[Paired]", title: str) -> None:
-    from indexer.service.significance import ALPHA, RESAMPLES, stars
+    from indexer.evaluation.significance import ALPHA, RESAMPLES, stars
 
     typer.echo(f"\npaired tests {title} (randomization, {RESAMPLES:,} resamples, and t; * p < {ALPHA}, ** p < 0.01):")
     for one in found:
@@ -70,7 +70,7 @@ def _print_report(report: "Report") -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.service.eval import CUTOFF, MEASURES, NAMES
+    from indexer.evaluation.evaluate import CUTOFF, MEASURES, NAMES
 
     console = Console(highlight=False)
     table = Table(title=f"{len(report.judged)} judged questions")
@@ -152,8 +152,7 @@ def eval_command(
     reached."""
     with reporting():
         from indexer.errors import BadInput
-        from indexer.retrieval.request import Fusion, check_taken
-        from indexer.service.eval import (
+        from indexer.evaluation.evaluate import (
             against,
             evaluate,
             of_split,
@@ -163,6 +162,7 @@ def eval_command(
             summary_object,
             trec_run,
         )
+        from indexer.retrieval.request import Fusion, check_taken
 
         ways = list(dict.fromkeys(by or list(Way)))
         if Way.hybrid not in ways:
@@ -181,7 +181,7 @@ def eval_command(
                 except OSError as error:
                     raise BadInput(f"{target}: cannot write the run: {error.strerror or error}") from None
         if html is not None:
-            from indexer.service.eval_html import html_report
+            from indexer.evaluation.html_report import html_report
 
             try:
                 html.write_text(html_report(report), encoding="utf-8")

@@ -9,14 +9,7 @@ from typing import Annotated
 
 import typer
 
-from indexer.cli._common import (
-    NO_OPTIONS,
-    Cluster,
-    JsonOption,
-    connection_options,
-    emit_json,
-    reporting,
-)
+from indexer.cli._common import NO_OPTIONS, Cluster, JsonOption, connection_options, emit_json, reporting
 from indexer.cli.application import app
 
 

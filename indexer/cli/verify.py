@@ -7,14 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from indexer.cli._common import (
-    NO_OPTIONS,
-    Cluster,
-    JsonOption,
-    connection_options,
-    emit_json,
-    reporting,
-)
+from indexer.cli._common import NO_OPTIONS, Cluster, JsonOption, connection_options, emit_json, reporting
 from indexer.cli.application import app
 
 if TYPE_CHECKING:

@@ -241,8 +241,8 @@ def download(path_in_repo: str, target: Path, *, user: tuple[str, str] | None = 
 
 def working_versions() -> list[str]:
     """The versions whose distribution zip and a digest of it are on Maven Central, as the version matrix
-    (node/matrix.tsv) last found them: what a refused version's hint offers instead."""
-    for candidate in (Path(__file__).resolve().parents[2] / "node", Path(__file__).resolve().parent / "_data" / "node"):
+    (pins/matrix.tsv) last found them: what a refused version's hint offers instead."""
+    for candidate in (Path(__file__).resolve().parents[2] / "pins", Path(__file__).resolve().parent / "_data" / "pins"):
         matrix = candidate / "matrix.tsv"
         if matrix.is_file():
             rows = [line.split("\t") for line in matrix.read_text(encoding="utf-8").splitlines()]
@@ -268,7 +268,7 @@ def home(version: str, cache: Path) -> Path:
         if stamp.is_file() and stamp.read_text().strip() == LAYOUT:
             return unpacked
         if not archive.is_file():
-            working = ", ".join(working_versions()) or "node/versions.env's"
+            working = ", ".join(working_versions()) or "pins/versions.env's"
             what = f"downloading OpenSearch {version} (the min distribution) from {where()}"
             try:
                 download(ZIP_PATH.format(v=version), archive, user=user_digest(), what=what)

@@ -1,4 +1,4 @@
-"""The OpenSearch versions lawindex runs, pinned in `node/versions.env` and nowhere else, and the names of
+"""The OpenSearch versions lawindex runs, pinned in `pins/versions.env` and nowhere else, and the names of
 the images of a version (the official one, and the one `lawindex opensearch image` builds)."""
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ OFFICIAL_IMAGE = "opensearchproject/opensearch"
 LOCAL_IMAGE = "lawindex/opensearch"
 
 
-def node_dir() -> Path:
-    """The directory holding versions.env: the repo's node/, else the wheel's copy."""
+def pins_dir() -> Path:
+    """The directory holding versions.env: the repo's pins/, else the wheel's copy."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parents[1] / "node", here / "_data" / "node"):
+    for candidate in (here.parents[1] / "pins", here / "_data" / "pins"):
         if (candidate / "versions.env").is_file():
             return candidate
-    raise NodeError("node/versions.env not found next to the indexer package; is lawindex installed whole?")
+    raise NodeError("pins/versions.env not found next to the indexer package; is lawindex installed whole?")
 
 
 def read_pins(path: Path | None = None) -> dict[str, str]:
     """The KEY=VALUE lines of versions.env (comments and blank lines skipped, quotes stripped)."""
-    text = (path or node_dir() / "versions.env").read_text(encoding="utf-8")
+    text = (path or pins_dir() / "versions.env").read_text(encoding="utf-8")
     pins: dict[str, str] = {}
     for raw in text.splitlines():
         line = raw.strip()
@@ -40,7 +40,7 @@ def pinned_versions(path: Path | None = None) -> list[str]:
     try:
         return [pins["OPENSEARCH_VERSION"], pins["OPENSEARCH_LEGACY_VERSION"]]
     except KeyError as missing:
-        raise NodeError(f"node/versions.env has no {missing.args[0]}") from None
+        raise NodeError(f"pins/versions.env has no {missing.args[0]}") from None
 
 
 def default_version() -> str:

@@ -2,5 +2,5 @@
 the output, and `lawindex serve`, the HTTP service (and its page at `/`, `page`)."""
 
 # The modules other packages import; the app's parts (routes, fast_ask, body_limit, responses, metrics) are serve's own.
-# eval_html: `lawindex eval --html` (indexer.cli.eval); page: the HTML page serve's routes install at `/`.
-__all__ = ["access_log", "client_limits", "engines", "eval", "eval_html", "output", "serve", "significance"]
+# page: the HTML page serve's routes install at `/`, whose templates `lawindex eval --html` draws with too.
+__all__ = ["access_log", "client_limits", "engines", "output", "page", "serve"]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable
+
+from starlette.types import Message, Receive, Scope, Send
 
 from indexer.service.output import (
     ErrorOut,
@@ -23,12 +24,7 @@ class BodyLimit:
         self.app = app
         self.limit = limit
 
-    async def __call__(
-        self,
-        scope: MutableMapping[str, Any],
-        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
-        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
@@ -54,7 +50,7 @@ class BodyLimit:
         body = b"".join(chunks)
         sent = False
 
-        async def replay() -> MutableMapping[str, Any]:
+        async def replay() -> Message:
             nonlocal sent
             if not sent:
                 sent = True
@@ -63,7 +59,7 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
+    async def _refuse(self, send: Send) -> None:
         body = ErrorOut(error=f"the request body is over {self.limit:,} bytes", hint="send fewer questions a request")
         payload = dumps(body.json_obj()).encode("utf-8")
         await send(

@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
 
-from indexer.errors import LawindexError
+from indexer.errors import LawindexError, http_status
 from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.retrieval.request import FUSION, RETRIEVED_LAWS, Request
 from indexer.service.metrics import CURRENT, Record
@@ -20,7 +19,7 @@ from indexer.service.output import (
     answer_json,
     dumps,
 )
-from indexer.service.responses import JSON_BYTES, RETRY_AFTER, internal_error, status_of
+from indexer.service.responses import JSON_BYTES, RETRY_AFTER, internal_error
 
 _ASK_PATH = re.compile(r"/v1/states/([^/]+)/ask")
 _LIMIT = re.compile(r"[0-9]{1,3}")
@@ -33,7 +32,7 @@ class FastAsk:
     The hot path of a pipeline that asks several times a question. Profiled (py-spy, one client), FastAPI's
     routing, parameter parsing and middleware took twice the CPU of the engine's own Python work per
     question, on the event loop that every request shares. This answers the same request the same way (the
-    same engine call, in a thread pool, the same bytes, the same errors through `status_of`);
+    same engine call, in a thread pool, the same bytes, the same errors through `http_status`);
     anything unusual (a parameter given twice, a limit or explain FastAPI would have to parse) goes on to
     the FastAPI route, which stays the documented one and answers it as before.
     """
@@ -48,12 +47,7 @@ class FastAsk:
         # parsing the request did (py-spy). As many threads as anyio's default, so as many questions at once.
         self.pool = ThreadPoolExecutor(max_workers=40, thread_name_prefix="lawindex-ask")
 
-    async def __call__(
-        self,
-        scope: MutableMapping[str, Any],
-        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
-        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         asked = self._plain(scope) if scope["type"] == "http" and scope["method"] == "GET" else None
         if asked is None:
             await self.app(scope, receive, send)
@@ -70,7 +64,7 @@ class FastAsk:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _plain(self, scope: MutableMapping[str, Any]) -> tuple[str, str, int, bool] | None:
+    def _plain(self, scope: Scope) -> tuple[str, str, int, bool] | None:
         """(state, question, limit, explain) of a plain ask, or None for FastAPI to take it."""
         from urllib.parse import parse_qsl
 
@@ -107,7 +101,7 @@ class FastAsk:
             if record is not None:
                 record.answered(answer)
         except LawindexError as error:
-            status, text = status_of(error), dumps(ErrorOut.of(error).json_obj())
+            status, text = http_status(error), dumps(ErrorOut.of(error).json_obj())
         except Exception as error:  # a bug: as the app's own catch-all says it, the traceback to the log only
             logging.getLogger("uvicorn.error").exception("lawindex serve: %s %r", state, question)
             status, text = 500, dumps(internal_error(error).json_obj())

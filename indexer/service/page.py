@@ -26,13 +26,13 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from indexer.errors import LawindexError
+from indexer.errors import LawindexError, http_status
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import STATES, state_code
 from indexer.retrieval.request import DEFAULT_FUSION, RETRIEVED_LAWS
 from indexer.retrieval.request import Request as Question
 from indexer.service.metrics import CURRENT
-from indexer.service.responses import RETRY_AFTER, status_of
+from indexer.service.responses import RETRY_AFTER
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -85,7 +85,7 @@ def install(app: FastAPI, engine: Engine, served: Callable[[], list[str]]) -> No
                 context["answer"] = compare(engine, state or "", question)
                 context["state"] = context["answer"].state
             except LawindexError as error:
-                status = status_of(error)
+                status = http_status(error)
                 context["error"] = {"status": status, "message": error.message, "hint": error.hint}
         headers = dict(HEADERS)
         if status == 503:
@@ -112,7 +112,7 @@ def _states(served: Callable[[], list[str]]) -> list[str]:
 
 @cache
 def templates() -> Environment:
-    """The page's templates (and eval's report, indexer.service.eval_html), every value autoescaped."""
+    """The page's templates (and eval's report, indexer.evaluation.html_report), every value autoescaped."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     return Environment(
@@ -182,7 +182,7 @@ def compare(engine: Engine, state: str, question: str) -> Compared:
         try:
             deep[way] = ask_way(engine, code, question, way, DEPTH)
         except LawindexError as error:  # by meaning where the index has no vectors: 501, that column only
-            errors[way] = {"status": status_of(error), "message": error.message, "hint": error.hint}
+            errors[way] = {"status": http_status(error), "message": error.message, "hint": error.hint}
     for answer in deep.values():
         _answered(answer)
     words = replace(deep["words"], hits=deep["words"].hits[:RETRIEVED_LAWS])

@@ -17,6 +17,7 @@ from indexer.errors import (
     BadInput,
     LawindexError,
     NotFound,
+    http_status,
 )
 from indexer.opensearch.cluster.connection import Connection, errors_translated
 from indexer.opensearch.read.engine import OpenSearchEngine
@@ -42,7 +43,7 @@ from indexer.service.output import (
     law_obj,
     schema_of,
 )
-from indexer.service.responses import JSON, Refusal, error_response, internal_error, json_response, status_of
+from indexer.service.responses import JSON, Refusal, error_response, internal_error, json_response
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "bad input: not a state code, a question too long, a bad limit"},
@@ -121,7 +122,7 @@ def _refusals(app: FastAPI) -> None:
 
     @app.exception_handler(LawindexError)
     async def lawindex_error(_: HttpRequest, error: LawindexError) -> Response:
-        return error_response(status_of(error), ErrorOut.of(error))
+        return error_response(http_status(error), ErrorOut.of(error))
 
     @app.exception_handler(Refusal)
     async def refusal(_: HttpRequest, error: Refusal) -> Response:
@@ -267,7 +268,7 @@ def _ask_many(app: FastAPI, engine: OpenSearchEngine) -> None:
                 answers.append(
                     dumps(
                         QuestionErrorOut(
-                            question=question, error=error.message, hint=error.hint, status=status_of(error)
+                            question=question, error=error.message, hint=error.hint, status=http_status(error)
                         ).json_obj()
                     )
                 )

@@ -5,18 +5,20 @@ spec's own TypeScript as the judge.
 
 from __future__ import annotations
 
-import http.client
 import itertools
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import numpy as np
 
+from indexer import cache
+from indexer.node import distribution, plugin
 from indexer.retrieval.corpus import Law
 from indexer.retrieval.scoring import exact_term_score
 from tests import synthetic
+from tests.integration.hostile_support import Raw
 from tests.spec_oracle.oracle import prepare, run_spec, spec_path
 
 
@@ -25,30 +27,14 @@ class RawClient:
     request any client would send, with nothing of lawindex's on the way."""
 
     def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 9200
-        self._connection: http.client.HTTPConnection | None = None
+        self.raw = Raw(url, timeout=60)
 
     def search(self, index: str, body: dict[str, object], preference: str | None = None) -> dict[str, object]:
         path = f"/{index}/_search" + (f"?preference={preference}" if preference else "")
-        payload = json.dumps(body).encode()
-        for attempt in range(2):
-            if self._connection is None:
-                self._connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
-            try:
-                self._connection.request("POST", path, body=payload, headers={"Content-Type": "application/json"})
-                response = self._connection.getresponse()
-                text = response.read()
-            except (OSError, http.client.HTTPException):
-                self.close()
-                if attempt:
-                    raise
-                continue
-            answer: dict[str, object] = json.loads(text)
-            if response.status != 200:
-                raise AssertionError(f"{response.status} from {index}: {text[:2000]!r}")
-            return answer
-        raise AssertionError("unreachable")
+        reply = self.raw.send("POST", path, body)
+        if reply.status != 200:
+            raise AssertionError(f"{reply.status} from {index}: {json.dumps(reply.body)[:2000]!r}")
+        return reply.body
 
     def ids(self, index: str, question: str, size: int = 8, preference: str | None = None) -> list[str]:
         """The ids the plugin's query returns for `question`, best first (from the shard copy `preference`
@@ -58,9 +44,7 @@ class RawClient:
         return [str(hit["_source"]["id"]) for hit in hits]
 
     def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        self.raw.close()
 
 
 def with_stopword_laws(laws: Sequence[Law], every: int = 97) -> list[Law]:
@@ -149,3 +133,15 @@ def spec_ids(directory: Path, state: str, laws: Sequence[Law], questions: list[s
     corpus_file = work / f"{state}.jsonl"
     synthetic.write_corpus(corpus_file, laws)
     return [answer["ids"] for answer in run_spec(work, corpus_file, questions)]
+
+
+def node_home(version: str, where: Path) -> Path:
+    """A node home of `version` made as lawindex makes one (hard links to the cached distribution), without
+    plugins."""
+    dist = distribution.home(version, cache.default_cache_dir())
+    home = where / f"opensearch-{version}"
+    shutil.copytree(dist, home, symlinks=True, copy_function=plugin._link_or_copy,
+                    ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip
+    shutil.copytree(dist / "config", home / "config", symlinks=True)
+    (home / "plugins").mkdir(exist_ok=True)
+    return home

@@ -6,18 +6,24 @@ one machine do not take each other's ports.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import resource
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
-from tests.integration.support import LAWINDEX
+from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.write.load import load
+from indexer.retrieval.corpus import Corpus
+from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
 
 
 def _port_range() -> range:
@@ -103,3 +109,45 @@ def running(env: dict[str, str], *args: str, ready: str = "/healthz") -> Iterato
     code = service.stop()
     assert "Traceback" not in service.log, service.log
     assert code == 0, service.log
+
+
+@contextmanager
+def loaded(opensearch_url: str, corpora: list[Corpus]) -> Iterator[dict[str, str]]:
+    """`corpora` loaded in a namespace of their own (dropped after): the environment that reaches them, for a
+    module's `env` fixture."""
+    namespace = unique_namespace()
+    connection = Connection.from_env(opensearch_url, namespace=namespace)
+    load(connection, corpora)
+    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+    drop_namespace(connection.client(), namespace)
+
+
+def more_files() -> None:
+    """As many open files as the hard limit allows, up to 8,192: for a process that holds a thousand connections."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+
+
+async def reopened(port: int, stop: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    """A connection to the service on 127.0.0.1:`port`, tried every half second until it opens; None once `stop`
+    (a multiprocessing Event) is set."""
+    while not stop.is_set():
+        try:
+            return await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.5)
+    return None
+
+
+def in_parallel(slow: Callable[[], Coroutine[Any, Any, None]], many: int, stop: Any) -> None:
+    """`many` tasks of `slow` on one event loop until `stop` (a multiprocessing Event) is set, then cancelled."""
+
+    async def run() -> None:
+        tasks = [asyncio.create_task(slow()) for _ in range(many)]
+        while not stop.is_set():
+            await asyncio.sleep(0.2)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(run())

@@ -7,14 +7,18 @@ them against one node at once, never touch each other's states, and nothing of t
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
@@ -22,12 +26,26 @@ from indexer.errors import LawindexError
 from indexer.node import node
 from indexer.node.state import NodeStatus
 from indexer.opensearch.cluster.connection import Connection
+from indexer.opensearch.cluster.schema import GRID_FIELD, VECTOR_FIELD
+from indexer.retrieval.corpus import Corpus, read_corpus
+from tests import synthetic
 from tests.integration import forked
 
 # The three-node cluster of test_cluster, test_failover and test_plugin_cluster (scripts/test starts it once
 # for the three; a file run alone starts it, and stops what it started).
 CLUSTER_PORT = int(os.environ.get("LAWINDEX_CLUSTER_PORT", "9480"))
 CLUSTER_NODES = 3
+
+
+# Questions of the sample corpora a learner might ask (a misspelling among them), for the CLI's and serve's tests.
+SAMPLE_QUESTIONS = [
+    "how far from a fire hydrant can i park",
+    "how far must i be behing a firehydrant",
+    "when do i have to stop for a school bus",
+    "headlights",
+    "what is the speed limit in a school zone",
+    "can i text while driving",
+]
 
 
 def cluster_version() -> str:
@@ -243,3 +261,82 @@ class DroppingProxy:
                     raise OSError("the node closed the connection")
                 rest += chunk
         client.sendall(head + b"\r\n\r\n" + rest)
+
+
+def stored_vector(source: dict[str, Any]) -> np.ndarray:
+    """A row's vector as float32, as its `_source` keeps it: a knn_vector's floats (the window path), or the
+    grid's base64 (256 little-endian int32 units of 2^-20: the plugin's path, its one copy; a component the
+    embedder made -0.0 reads back as 0.0, the same value)."""
+    if VECTOR_FIELD in source:
+        return np.array(source[VECTOR_FIELD], dtype=np.float32)
+    units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4")
+    return (units / 2.0**20).astype(np.float32)
+
+
+def block_filling(client: OpenSearch, namespace: str) -> list[str]:
+    """Block (`index.blocks.read_only_allow_delete`) each index a load of TX is filling in `namespace` once laws
+    are written to it (mid-load: the refresh is off, so counted by the indexing stats); the indices blocked."""
+    blocked = []
+    found = client.indices.get_alias(index=f"{namespace}-tx-*", ignore_unavailable=True, allow_no_indices=True)
+    for index, body in found.items():
+        if f"{index}-filling" not in body.get("aliases", {}):
+            continue
+        stats = client.indices.stats(index=index, metric="indexing")["_all"]["primaries"]
+        if stats.get("indexing", {}).get("index_total", 0) > 0:
+            client.indices.put_settings(index=index, body={"index.blocks.read_only_allow_delete": True})
+            blocked.append(index)
+    return blocked
+
+
+def two_corpora(root: Path, state: str, laws: int) -> tuple[Corpus, Corpus]:
+    """Two generated corpora of `state` (`laws` laws each, seeds 101 and 202: they answer most questions
+    differently), written as root/a/STATE.jsonl and root/b/STATE.jsonl and read back."""
+
+    def written(path: Path, seed: int) -> Corpus:
+        generated = synthetic.generate_corpus(state, laws, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(law.model_dump(exclude_none=True)) + "\n" for law in generated)
+        path.write_text(text, encoding="utf-8")
+        return read_corpus(path)
+
+    return written(root / "a" / f"{state}.jsonl", 101), written(root / "b" / f"{state}.jsonl", 202)
+
+
+class Reloads:
+    """What the askers of a reload test share with its reloader: `done` once the reloads are over, the `errors`
+    and `wrong` answers seen, each asker's count of answers (`answered`), and the generations each reload made."""
+
+    def __init__(self, askers: int) -> None:
+        self.done = threading.Event()
+        self.errors: list[str] = []
+        self.wrong: list[str] = []
+        self.answered = [0] * askers
+        self.generations: list[str] = []
+
+    def stopped(self) -> bool:
+        """Whether an asker has failed: the reloads wait for the askers no longer."""
+        return bool(self.errors or self.wrong)
+
+    def reload(
+        self, client: OpenSearch, corpora: tuple[Corpus, Corpus], state: str, times: int, namespace: str
+    ) -> None:
+        """Load the second corpus, then the first, and so on, `times` times, each once every asker has answered
+        on the generation about to be replaced (and on the last one too); a failure goes to `errors`."""
+        from indexer.opensearch.write.generations import serving
+        from indexer.opensearch.write.load import LoadOptions, load_state
+
+        a, b = corpora
+        try:
+            for turn in range(times):
+                each_counts_once_more(self.answered, self.stopped, f"before reload {turn}")
+                load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=namespace))
+                self.generations.append(str(serving(client, state, namespace)))
+        except Exception as error:  # a reload that fails fails the test
+            self.errors.append(f"reload: {type(error).__name__}: {error}")
+        finally:
+            try:
+                each_counts_once_more(self.answered, self.stopped, "after the last reload")
+            except AssertionError as error:
+                self.errors.append(str(error))
+            finally:
+                self.done.set()

@@ -11,19 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.cli import app
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.support import SAMPLE_QUESTIONS, drop_namespace, unique_namespace
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 runner = CliRunner()
 
-QUESTIONS = [
-    "how far from a fire hydrant can i park",
-    "how far must i be behing a firehydrant",
-    "when do i have to stop for a school bus",
-    "headlights",
-    "what is the speed limit in a school zone",
-    "can i text while driving",
-]
+QUESTIONS = SAMPLE_QUESTIONS
 
 
 @pytest.fixture(scope="module")

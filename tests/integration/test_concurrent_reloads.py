@@ -7,23 +7,20 @@ different seeds, so most questions have different answers in each and a mix cann
 
 from __future__ import annotations
 
-import json
 import threading
-from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
 
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.read.engine import OpenSearchEngine
-from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
 from indexer.retrieval.answers import Answer
-from indexer.retrieval.corpus import Corpus, read_corpus
+from indexer.retrieval.corpus import Corpus
 from indexer.retrieval.request import Request
 from tests import synthetic
-from tests.integration.support import each_counts_once_more, run_threads
+from tests.integration.support import Reloads, run_threads, two_corpora
 
 pytestmark = pytest.mark.integration
 
@@ -33,17 +30,10 @@ RELOADS = 5
 LAWS = 250
 
 
-def _write(path: Path, seed: int) -> Corpus:
-    laws = synthetic.generate_corpus(STATE, LAWS, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(law.model_dump(exclude_none=True)) + "\n" for law in laws), encoding="utf-8")
-    return read_corpus(path)
-
-
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, Corpus]:
     root = tmp_path_factory.mktemp("reloads")
-    return _write(root / "a" / f"{STATE}.jsonl", 101), _write(root / "b" / f"{STATE}.jsonl", 202)
+    return two_corpora(root, STATE, LAWS)
 
 
 def _key(answer: Answer) -> list[tuple[str, float]]:
@@ -68,28 +58,9 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
         [OpenSearchEngine(connection)] * ASKERS if shared else [OpenSearchEngine(connection) for _ in range(ASKERS)]
     )
 
-    done = threading.Event()
-    errors: list[str] = []
-    wrong: list[str] = []
-    answered = [0] * ASKERS
-    generations: list[str] = []
-
-    def reloader() -> None:
-        try:
-            for turn in range(RELOADS):
-                # every one of the askers answers on the generation about to be replaced
-                each_counts_once_more(answered, lambda: bool(errors or wrong), f"before reload {turn}")
-                load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=connection.namespace))
-                generations.append(str(serving(client, STATE, connection.namespace)))
-        except Exception as error:  # a reload that fails fails the test, below
-            errors.append(f"reload: {type(error).__name__}: {error}")
-        finally:
-            try:  # and on the last generation too
-                each_counts_once_more(answered, lambda: bool(errors or wrong), "after the last reload")
-            except AssertionError as error:
-                errors.append(str(error))
-            finally:
-                done.set()
+    reloads = Reloads(ASKERS)
+    done, errors, wrong = reloads.done, reloads.errors, reloads.wrong
+    answered, generations = reloads.answered, reloads.generations
 
     def asker(number: int) -> None:
         engine = engines[number]
@@ -108,7 +79,8 @@ def test_answers_are_old_or_new_never_an_error_or_a_mix(
             answered[number] += 1
 
     threads = [threading.Thread(target=asker, args=(n,)) for n in range(ASKERS)]
-    threads.append(threading.Thread(target=reloader))
+    reload = (client, (a, b), STATE, RELOADS, connection.namespace)
+    threads.append(threading.Thread(target=reloads.reload, args=reload))
     seconds = run_threads(threads)
 
     print(

@@ -33,6 +33,7 @@ from tests import synthetic
 from tests.integration.support import (
     CLUSTER_PORT,
     DroppingProxy,
+    block_filling,
     drop_namespace,
     three_nodes,
     timed_lawindex,
@@ -120,16 +121,7 @@ def test_a_flood_stage_block_mid_load_ends_it_at_once_and_leaves_nothing(cluster
     def block() -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not blocked:
-            found = client.indices.get_alias(index=f"{namespace}-tx-*", ignore_unavailable=True, allow_no_indices=True)
-            for index, body in found.items():
-                if f"{index}-filling" not in body.get("aliases", {}):
-                    continue
-                # Mid-load: once laws are written (the refresh is off, so counted by the indexing stats).
-                stats = client.indices.stats(index=index, metric="indexing")["_all"]["primaries"]
-                if stats.get("indexing", {}).get("index_total", 0) > 0:
-                    settings = {"index.blocks.read_only_allow_delete": True}
-                    client.indices.put_settings(index=index, body=settings)
-                    blocked.append(index)
+            blocked.extend(block_filling(client, namespace))
             time.sleep(0.05)
 
     blocker = threading.Thread(target=block)

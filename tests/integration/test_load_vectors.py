@@ -4,35 +4,23 @@ under the cache folder, and a rebuild embeds nothing again, with the same vector
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from indexer.errors import NoMeaning
 from indexer.opensearch.cluster import plugin_path, plugins
-from indexer.opensearch.cluster.schema import GRID_FIELD, STATISTICS_ID, VECTOR_FIELD
+from indexer.opensearch.cluster.schema import STATISTICS_ID
 from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
 from indexer.retrieval.embedding import default_embedder, row_text
 from indexer.retrieval.vector_store import VectorStore
-from tests.integration.support import fresh_connection, lawindex
+from tests.integration.support import fresh_connection, lawindex, stored_vector
 
 pytestmark = pytest.mark.integration
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-
-
-def _stored_vector(source: dict[str, Any]) -> np.ndarray:
-    """A row's vector as float32, as its `_source` keeps it: a knn_vector's floats (the window path), or the
-    grid's base64 (256 little-endian int32 units of 2^-20: the plugin's path, its one copy; a component the
-    embedder made -0.0 reads back as 0.0, the same value)."""
-    if VECTOR_FIELD in source:
-        return np.array(source[VECTOR_FIELD], dtype=np.float32)
-    units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4")
-    return (units / 2.0**20).astype(np.float32)
 
 
 def test_words_only_then_vectors_kept_by_their_texts_digest(opensearch_url: str, tmp_path: Path) -> None:
@@ -68,7 +56,7 @@ def test_words_only_then_vectors_kept_by_their_texts_digest(opensearch_url: str,
         # Every row but the statistics (on the plugin's path the vector is in _source only: nothing to `exists`).
         rows = {"bool": {"must_not": {"ids": {"values": [STATISTICS_ID]}}}}
         hits = client.search(index=result.index, body={"size": 1000, "query": rows})
-        stored = {hit["_source"]["order"]: _stored_vector(hit["_source"]) for hit in hits["hits"]["hits"]}
+        stored = {hit["_source"]["order"]: stored_vector(hit["_source"]) for hit in hits["hits"]["hits"]}
         assert len(stored) == len(corpus.laws)
         made = default_embedder().embed([row_text(law) for law in corpus.laws])
         for order, vector in stored.items():

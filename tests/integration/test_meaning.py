@@ -14,12 +14,10 @@ by design, with the one line naming the k-NN plugin (exit 8), while words still 
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -46,7 +44,7 @@ from indexer.retrieval.meaning import proven
 from indexer.retrieval.request import RRF_K, Fusion, Request, Way
 from indexer.service.engines import ReferenceEngine
 from tests import synthetic
-from tests.integration.support import fresh_connection, lawindex
+from tests.integration.support import fresh_connection, lawindex, stored_vector
 
 pytestmark = pytest.mark.integration
 
@@ -81,16 +79,6 @@ def served(opensearch_url: str, opensearch_version: str) -> Iterator[Served]:
         yield Served(
             connection, OpenSearchEngine(connection), corpora, has, has or plugin_path.cluster_has_plugin(client)
         )
-
-
-def _stored_vector(source: dict[str, Any]) -> np.ndarray:
-    """A row's vector as float32, as its `_source` keeps it: a knn_vector's floats (the window path), or the
-    grid's base64 (256 little-endian int32 units of 2^-20: the plugin's path, its one copy; a component the
-    embedder made -0.0 reads back as 0.0, the same value)."""
-    if VECTOR_FIELD in source:
-        return np.array(source[VECTOR_FIELD], dtype=np.float32)
-    units = np.frombuffer(base64.b64decode(source[GRID_FIELD]), dtype="<i4")
-    return (units / 2.0**20).astype(np.float32)
 
 
 def _questions(corpus: Corpus) -> list[str]:
@@ -238,7 +226,7 @@ def test_the_index_has_a_graph_free_vector_field_and_the_model_in_its_fingerprin
         order = int(hit["_source"]["order"])
         # Read back as float32 (3.x derives the field's source from the stored float32 values and prints
         # their shortest decimal), or from the grid where that is the one copy: the very value the reference embeds.
-        assert np.array_equal(_stored_vector(hit["_source"]), vectors[order])
+        assert np.array_equal(stored_vector(hit["_source"]), vectors[order])
 
 
 def test_load_with_vectors_is_unchanged_then_swapped_and_an_index_without_vectors_is_refused(

@@ -24,11 +24,8 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.cli import app
-from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import Service, running
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.serving import Service, loaded, running
 
 pytestmark = pytest.mark.integration
 
@@ -91,17 +88,14 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def env(opensearch_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The sample states and a hostile one (a law text holding a script and an onerror attribute), loaded in a
     namespace of this module's own."""
-    namespace = unique_namespace()
-    connection = Connection.from_env(opensearch_url, namespace=namespace)
     hostile = tmp_path_factory.mktemp("hostile")
     rows = [json.loads(line) for line in (CORPORA / "VT.jsonl").read_text("utf-8").splitlines() if line.strip()]
     rows = [json.loads(json.dumps(row).replace('"VT-', f'"{HOSTILE_STATE}-')) for row in rows]
     rows[0]["law"] += " " + HOSTILE
     rows[1]["id"] = f"{HOSTILE_STATE}-<b>S02</b>"
     (hostile / f"{HOSTILE_STATE}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
-    load(connection, read_corpora(CORPORA) + read_corpora(hostile, [HOSTILE_STATE]))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
-    drop_namespace(connection.client(), namespace)
+    with loaded(opensearch_url, read_corpora(CORPORA) + read_corpora(hostile, [HOSTILE_STATE])) as env:
+        yield env
 
 
 @pytest.fixture(scope="module")

@@ -6,28 +6,17 @@ of another line. scripts/matrix starts nodes from such homes and asks them (docs
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
 
-from indexer import cache
 from indexer.errors import NodeError
-from indexer.node import distribution, java, plugin
+from indexer.node import java, plugin
+from tests.integration.plugin_support import node_home
 
 pytestmark = pytest.mark.integration
 
 FIRST, LAST, OTHER_LINE = "2.19.1", "2.19.6", "2.18.0"
-
-
-def _home(version: str, where: Path) -> Path:
-    dist = distribution.home(version, cache.default_cache_dir())
-    home = where / f"opensearch-{version}"
-    shutil.copytree(dist, home, symlinks=True, copy_function=plugin._link_or_copy,
-                    ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip
-    shutil.copytree(dist / "config", home / "config", symlinks=True)
-    (home / "plugins").mkdir(exist_ok=True)
-    return home
 
 
 def test_the_same_zip_installs_on_two_patch_releases_of_its_line(tmp_path: Path) -> None:
@@ -37,12 +26,12 @@ def test_the_same_zip_installs_on_two_patch_releases_of_its_line(tmp_path: Path)
     digest = hashlib.sha256(zipped.read_bytes()).hexdigest()
     java_home = java.find_java(LAST)[0]
     for version in (FIRST, LAST):
-        home = _home(version, tmp_path)
+        home = node_home(version, tmp_path)
         plugin.install(home, [zipped], java_home)  # OpenSearch's own installer checks the range
         assert (home / "plugins" / "lawindex" / "plugin-descriptor.properties").is_file()
     assert hashlib.sha256(zipped.read_bytes()).hexdigest() == digest
 
-    other = _home(OTHER_LINE, tmp_path)
+    other = node_home(OTHER_LINE, tmp_path)
     with pytest.raises(NodeError, match=r"built for OpenSearch ~2\.19\.0, but .* is OpenSearch 2\.18\.0"):
         plugin.install(other, [zipped], java_home)
     with pytest.raises(NodeError):

@@ -9,31 +9,18 @@ Real distributions (the cache's 3.6.0 and 2.19.6), the real `javac` build and th
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from indexer import cache
 from indexer.errors import BadInput, NodeError
-from indexer.node import distribution, java, plugin
+from indexer.node import java, plugin
+from tests.integration.plugin_support import node_home
 from tests.integration.support import lawindex
 
 pytestmark = pytest.mark.integration
 
 NEW, OLD = "3.6.0", "2.19.6"
-
-
-def _home(version: str, where: Path) -> Path:
-    """A node home of `version` made as lawindex makes one (hard links to the cached distribution), without
-    plugins."""
-    dist = distribution.home(version, cache.default_cache_dir())
-    home = where / f"opensearch-{version}"
-    shutil.copytree(dist, home, symlinks=True, copy_function=plugin._link_or_copy,
-                    ignore=shutil.ignore_patterns("config", ".lawindex-complete"))  # fmt: skip
-    shutil.copytree(dist / "config", home / "config", symlinks=True)
-    (home / "plugins").mkdir(exist_ok=True)
-    return home
 
 
 def _left_in(home: Path) -> list[str]:
@@ -43,7 +30,7 @@ def _left_in(home: Path) -> list[str]:
 def test_a_zip_for_another_version_is_refused_and_nothing_is_installed(tmp_path: Path) -> None:
     old_zip = plugin.build(OLD, out=tmp_path / "zips")
     assert plugin.zip_version(old_zip) == "~2.19.0"  # one zip for the 2.19 line
-    home = _home(NEW, tmp_path)
+    home = node_home(NEW, tmp_path)
     assert plugin.home_version(home) == NEW
     java_home = java.find_java(NEW)[0]
 

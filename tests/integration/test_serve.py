@@ -16,11 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.cli import app
-from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import Service, running, start
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.serving import Service, loaded, running, start
+from tests.integration.support import SAMPLE_QUESTIONS
 
 pytestmark = pytest.mark.integration
 
@@ -29,12 +27,7 @@ STATES = sorted(path.stem for path in CORPORA.glob("*.jsonl"))
 runner = CliRunner()
 
 QUESTIONS = [
-    "how far from a fire hydrant can i park",
-    "how far must i be behing a firehydrant",
-    "when do i have to stop for a school bus",
-    "headlights",
-    "what is the speed limit in a school zone",
-    "can i text while driving",
+    *SAMPLE_QUESTIONS,
     "how can i do it",  # stopwords only: no laws
     "",
     "İstanbul PARKS near \u212aelvin hydrants",
@@ -45,11 +38,8 @@ QUESTIONS = [
 @pytest.fixture(scope="module")
 def env(opensearch_url: str) -> Iterator[dict[str, str]]:
     """The sample corpora loaded in a namespace of their own; the environment that reaches them."""
-    namespace = unique_namespace()
-    connection = Connection.from_env(opensearch_url, namespace=namespace)
-    load(connection, read_corpora(CORPORA))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
-    drop_namespace(connection.client(), namespace)
+    with loaded(opensearch_url, read_corpora(CORPORA)) as env:
+        yield env
 
 
 @pytest.fixture(scope="module")

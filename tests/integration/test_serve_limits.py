@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
-import resource
 import signal
 import socket
 import time
@@ -22,11 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import Service, running, start
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.serving import Service, in_parallel, loaded, more_files, reopened, running, start
 
 pytestmark = pytest.mark.integration
 
@@ -40,11 +36,8 @@ SLOW_BODY = (
 
 @pytest.fixture(scope="module")
 def env(opensearch_url: str) -> Iterator[dict[str, str]]:
-    namespace = unique_namespace()
-    connection = Connection.from_env(opensearch_url, namespace=namespace)
-    load(connection, read_corpora(CORPORA, ["TX"]))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
-    drop_namespace(connection.client(), namespace)
+    with loaded(opensearch_url, read_corpora(CORPORA, ["TX"])) as env:
+        yield env
 
 
 def _connect(service: Service) -> socket.socket:
@@ -254,16 +247,11 @@ def _normal_client(port: int, keep: bool) -> list[str]:
 def _slowloris(port: int, let_go: Any, stop: Any) -> None:
     """In its own process, until `stop`: SLOWLORIS connections that never finish their headers (a header
     line every 2 s), each opened again at once when the service lets it go."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    more_files()
 
     async def slow() -> None:
-        while not stop.is_set():
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.5)
-                continue
+        while (connected := await reopened(port, stop)) is not None:
+            reader, writer = connected
             try:
                 writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
                 while not stop.is_set():
@@ -278,12 +266,4 @@ def _slowloris(port: int, let_go: Any, stop: Any) -> None:
             with let_go.get_lock():
                 let_go.value += 1
 
-    async def run() -> None:
-        tasks = [asyncio.create_task(slow()) for _ in range(SLOWLORIS)]
-        while not stop.is_set():
-            await asyncio.sleep(0.2)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    asyncio.run(run())
+    in_parallel(slow, SLOWLORIS, stop)

@@ -22,11 +22,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import free_port, running
-from tests.integration.support import LAWINDEX, drop_namespace, unique_namespace
+from tests.integration.serving import free_port, loaded, running
+from tests.integration.support import LAWINDEX
 
 pytestmark = pytest.mark.integration
 
@@ -45,11 +43,8 @@ ROUNDS = 5
 
 @pytest.fixture(scope="module")
 def env(opensearch_url: str) -> Iterator[dict[str, str]]:
-    namespace = unique_namespace()
-    connection = Connection.from_env(opensearch_url, namespace=namespace)
-    load(connection, read_corpora(CORPORA, ["TX", "MD", "AL"]))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
-    drop_namespace(connection.client(), namespace)
+    with loaded(opensearch_url, read_corpora(CORPORA, ["TX", "MD", "AL"])) as env:
+        yield env
 
 
 def _samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:

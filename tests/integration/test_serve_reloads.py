@@ -7,7 +7,6 @@ index (the pattern of test_concurrent_reloads.py, over HTTP).
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.write.generations import serving
 from indexer.opensearch.write.load import LoadOptions, load_state
 from indexer.retrieval import reference
-from indexer.retrieval.corpus import Corpus, read_corpus
 from tests import synthetic
 from tests.integration.serving import running
-from tests.integration.support import each_counts_once_more, fresh_connection, run_threads
+from tests.integration.support import Reloads, fresh_connection, run_threads, two_corpora
 
 pytestmark = pytest.mark.integration
 
@@ -29,13 +26,6 @@ STATE = "TX"
 CLIENTS = 16
 RELOADS = 5
 LAWS = 250
-
-
-def _write(path: Path, seed: int) -> Corpus:
-    laws = synthetic.generate_corpus(STATE, LAWS, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(law.model_dump(exclude_none=True)) + "\n" for law in laws), encoding="utf-8")
-    return read_corpus(path)
 
 
 def _key(hits: list[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
@@ -46,7 +36,7 @@ def _key(hits: list[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
 def test_sixteen_clients_get_the_old_answer_or_the_new_never_an_error_or_a_mix(
     opensearch_url: str, tmp_path: Path
 ) -> None:
-    a, b = _write(tmp_path / "a" / f"{STATE}.jsonl", 101), _write(tmp_path / "b" / f"{STATE}.jsonl", 202)
+    a, b = two_corpora(tmp_path, STATE, LAWS)
     questions = synthetic.generate_questions(a.laws, 40, 7) + synthetic.generate_questions(b.laws, 40, 8)
     expected = {
         q: tuple(_key([(hit.law.id, hit.score) for hit in reference.ask(corpus, q).hits]) for corpus in (a, b))
@@ -59,28 +49,9 @@ def test_sixteen_clients_get_the_old_answer_or_the_new_never_an_error_or_a_mix(
         load_state(client, a, LoadOptions(namespace=connection.namespace))
         env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": connection.namespace}
         with running(env, ready="/readyz") as service:
-            done = threading.Event()
-            errors: list[str] = []
-            wrong: list[str] = []
-            answered = [0] * CLIENTS
-            generations: list[str] = []
-
-            def reloader() -> None:
-                try:
-                    for turn in range(RELOADS):
-                        # every one of the clients answers on the generation about to be replaced
-                        each_counts_once_more(answered, lambda: bool(errors or wrong), f"before reload {turn}")
-                        load_state(client, b if turn % 2 == 0 else a, LoadOptions(namespace=connection.namespace))
-                        generations.append(str(serving(client, STATE, connection.namespace)))
-                except Exception as error:  # a reload that fails fails the test, below
-                    errors.append(f"reload: {type(error).__name__}: {error}")
-                finally:
-                    try:  # and on the last generation too
-                        each_counts_once_more(answered, lambda: bool(errors or wrong), "after the last reload")
-                    except AssertionError as error:
-                        errors.append(str(error))
-                    finally:
-                        done.set()
+            reloads = Reloads(CLIENTS)
+            done, errors, wrong = reloads.done, reloads.errors, reloads.wrong
+            answered, generations = reloads.answered, reloads.generations
 
             def asker(number: int) -> None:
                 turn = number
@@ -100,7 +71,8 @@ def test_sixteen_clients_get_the_old_answer_or_the_new_never_an_error_or_a_mix(
                         answered[number] += 1
 
             threads = [threading.Thread(target=asker, args=(n,)) for n in range(CLIENTS)]
-            threads.append(threading.Thread(target=reloader))
+            reload = (client, (a, b), STATE, RELOADS, connection.namespace)
+            threads.append(threading.Thread(target=reloads.reload, args=reload))
             seconds = run_threads(threads)
 
         print(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
-import resource
 import socket
 import threading
 import time
@@ -23,11 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from indexer.opensearch.cluster.connection import Connection
-from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
-from tests.integration.serving import running
-from tests.integration.support import drop_namespace, unique_namespace
+from tests.integration.serving import in_parallel, loaded, more_files, reopened, running
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 ASK = "/v1/states/TX/ask?q=how+far+from+a+fire+hydrant+can+i+park"
@@ -43,11 +39,8 @@ QUESTIONS = 40
 
 @pytest.fixture(scope="module")
 def env(opensearch_url: str) -> Iterator[dict[str, str]]:
-    namespace = unique_namespace()
-    connection = Connection.from_env(opensearch_url, namespace=namespace)
-    load(connection, read_corpora(CORPORA, ["TX"]))
-    yield {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
-    drop_namespace(connection.client(), namespace)
+    with loaded(opensearch_url, read_corpora(CORPORA, ["TX"])) as env:
+        yield env
 
 
 def _port(url: str) -> int:
@@ -174,16 +167,11 @@ def _normal_client(port: int, keep: bool) -> list[str]:
 def _slow_bodies(port: int, opened: Any, timed_out: Any, stop: Any) -> None:
     """In its own process, until `stop`: SLOW_BODIES requests whose bodies trickle (a byte a second), each
     opened again when the service closes it; `timed_out` counts the 408s."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    more_files()
 
     async def slow() -> None:
-        while not stop.is_set():
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.5)
-                continue
+        while (connected := await reopened(port, stop)) is not None:
+            reader, writer = connected
             with opened.get_lock():
                 opened.value += 1
             try:
@@ -201,12 +189,4 @@ def _slow_bodies(port: int, opened: Any, timed_out: Any, stop: Any) -> None:
             finally:
                 writer.close()
 
-    async def run() -> None:
-        tasks = [asyncio.create_task(slow()) for _ in range(SLOW_BODIES)]
-        while not stop.is_set():
-            await asyncio.sleep(0.2)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    asyncio.run(run())
+    in_parallel(slow, SLOW_BODIES, stop)

@@ -14,13 +14,13 @@ import httpx
 import pytest
 
 from indexer.errors import NoMeaning
+from indexer.evaluation.evaluate import of_split, read_judged
 from indexer.node import knn
 from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.opensearch.write.load import load
 from indexer.retrieval import meaning as rank
 from indexer.retrieval.corpus import Corpus, read_corpora
 from indexer.retrieval.request import Fusion, Request, Way
-from indexer.service.eval import of_split, read_judged
 from tests.integration.serving import running
 from tests.integration.support import fresh_connection, lawindex
 

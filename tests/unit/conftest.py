@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import socketserver
 import threading
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -33,3 +36,22 @@ def serving() -> Iterator[Callable[[Server], Server]]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+class _Repo(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serving: Callable[[Any], Any]) -> Path:
+    """A Maven repository on 127.0.0.1 that serves exactly the files put in it (404 for the others), as Maven
+    Central serves files and their digests; LAWINDEX_MAVEN_REPO points at it, and no digest is given by hand."""
+    from indexer.node import distribution
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    server = serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Repo, directory=str(root))))
+    monkeypatch.setenv("LAWINDEX_MAVEN_REPO", f"http://127.0.0.1:{server.server_address[1]}/")
+    monkeypatch.delenv(distribution.USER_DIGEST, raising=False)
+    return root

@@ -5,47 +5,20 @@ Digests here are computed by hashlib from the bytes published, never by the code
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
-import io
-import zipfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from indexer.errors import NodeError
 from indexer.node import distribution
+from tests.unit.distributions import distribution_zip
 
 VERSION = "3.8.9"
 
 
-class _Repo(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serving: Callable[[Any], Any]) -> Path:
-    """A Maven repository on 127.0.0.1 that serves exactly the files put in it (404 for the others)."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    server = serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Repo, directory=str(root))))
-    monkeypatch.setenv("LAWINDEX_MAVEN_REPO", f"http://127.0.0.1:{server.server_address[1]}/")
-    monkeypatch.delenv(distribution.USER_DIGEST, raising=False)
-    return root
-
-
 def _zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        script = zipfile.ZipInfo(f"opensearch-{VERSION}/bin/opensearch")
-        script.external_attr = 0o755 << 16
-        archive.writestr(script, "#!/bin/sh\n")
-        archive.writestr(f"opensearch-{VERSION}/modules/analysis-common/plugin-descriptor.properties", "x=1\n")
-    return buffer.getvalue()
+    return distribution_zip(VERSION, {"analysis-common": "21"})
 
 
 def _publish(repo: Path, data: bytes, digests: dict[str, str]) -> Path:

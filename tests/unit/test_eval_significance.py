@@ -1,4 +1,4 @@
-"""`lawindex eval` says what is real: paired randomization and t tests (indexer.service.significance) on
+"""`lawindex eval` says what is real: paired randomization and t tests (indexer.evaluation.significance) on
 constructed cases whose p-values are worked out by hand, `--split`, graded judgements, and `--against`."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import BadInput, CorpusError
-from indexer.service.eval import Asked, Judged, Report, against, of_split, read_judged
-from indexer.service.significance import paired
+from indexer.evaluation.evaluate import Asked, Judged, Report, against, of_split, read_judged
+from indexer.evaluation.significance import paired
 from tests.integration.support import lawindex
 
 ROOT = Path(__file__).resolve().parents[2]

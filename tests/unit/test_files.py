@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import CorpusError
+from indexer.evaluation import evaluate as evaluation
 from indexer.retrieval import files
-from indexer.service import eval as evaluation
 from tests.unit.commands import NOWHERE
 
 ROOT = Path(__file__).resolve().parents[2]

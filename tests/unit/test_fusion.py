@@ -11,33 +11,11 @@ from hypothesis import strategies as st
 
 from indexer.retrieval.meaning import fuse, proven
 from indexer.retrieval.request import Fusion
-
-Ranked = tuple[list[int], list[int], int]
-
-
-@st.composite
-def rankings(draw: st.DrawFn) -> tuple[list[int], list[int], int]:
-    """A corpus of `rows` rows, every row ranked by meaning, a subset by words, each in a random order,
-    or (often) two orders that agree, or that are reversed (the fusion's ties: swapped ranks tie to the bit)."""
-    rows = draw(st.integers(min_value=0, max_value=60))
-    meaning = draw(st.permutations(range(rows)))
-    shape = draw(st.sampled_from(["random", "agree", "reverse"]))
-    reached = draw(st.lists(st.booleans(), min_size=rows, max_size=rows))
-    if shape == "random":
-        words = [index for index in draw(st.permutations(range(rows))) if reached[index]]
-    else:
-        order = meaning if shape == "agree" else meaning[::-1]
-        words = [index for index in order if reached[index]]
-    return words, meaning, rows
+from tests.unit.rankings import LIMITS, WINDOWS, Ranked, rankings
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    rankings(),
-    st.integers(min_value=1, max_value=80),  # the window, past the end too
-    st.integers(min_value=0, max_value=70),  # the limit, up to past the corpus
-    st.sampled_from([1, 2, 3, 60, 1000]),
-)
+@given(rankings(), WINDOWS, LIMITS, st.sampled_from([1, 2, 3, 60, 1000]))
 def test_a_proven_answer_is_the_full_fusion(ranked: Ranked, window: int, limit: int, k: int) -> None:
     words, meaning, rows = ranked
     full = fuse(words, meaning, Fusion(k))[:limit]

@@ -8,6 +8,7 @@ TYPE_CHECKING too: a circle a reader must follow is a circle, whether or not Pyt
     opensearch  indexer/opensearch/               the OpenSearch side
     node        indexer/node/                     a local node, Docker, clusters, security
     service     indexer/service/                  the engines, the output models, `lawindex serve`
+    evaluation  indexer/evaluation/               `lawindex eval`: offline, over an engine, above the service
     cli         indexer/cli/                      the `lawindex` command
 
 The OpenSearch layer stands in wings, in this order (docs/architecture.md's table lists their modules):
@@ -39,8 +40,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "indexer"
 
 # layer -> height: a module may import a module of its own layer or of a lower height
 # The order of the architecture (docs/architecture.md): the retrieval core, the OpenSearch side, the local node
-# (which names what it secures with the OpenSearch side's names), the service, the CLI.
-HEIGHTS = {"errors": 0, "observe": 0, "cache": 0, "retrieval": 1, "opensearch": 2, "node": 3, "service": 4, "cli": 5}
+# (which names what it secures with the OpenSearch side's names), the service, offline evaluation, the CLI.
+HEIGHTS = {
+    "errors": 0,
+    "observe": 0,
+    "cache": 0,
+    "retrieval": 1,
+    "opensearch": 2,
+    "node": 3,
+    "service": 4,
+    "evaluation": 5,
+    "cli": 6,
+}
 # wing of indexer/opensearch/ -> height; a module of indexer/opensearch/ itself (verify) stands above them all.
 WINGS = {"cluster": 0, "trust": 1, "read": 2, "write": 2}  # read and write side by side
 TOP = "top"

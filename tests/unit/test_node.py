@@ -3,9 +3,7 @@ Java, settings, the distribution's download and the modules lawindex adds, an un
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import io
 import json
 import os
@@ -15,14 +13,13 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from indexer.errors import BadInput, NodeError
 from indexer.node import cluster, distribution, host, java, launch, node, pins, record, state
+from tests.unit.distributions import distribution_zip
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,7 +47,7 @@ def test_pins_are_one_3x_default_and_one_2x() -> None:
 def test_compose_reads_the_same_pin_through_the_env_link() -> None:
     """.env is what docker compose reads for ${OPENSEARCH_IMAGE}; it must be the pins file itself, and its
     image the official one of the default pin."""
-    assert (REPO / ".env").resolve() == (REPO / "node" / "versions.env").resolve()
+    assert (REPO / ".env").resolve() == (REPO / "pins" / "versions.env").resolve()
     assert "${OPENSEARCH_IMAGE" in (REPO / "docker-compose.yml").read_text()
     pinned = pins.read_pins()
     assert pinned["OPENSEARCH_IMAGE"] == f"opensearchproject/opensearch:{pinned['OPENSEARCH_VERSION']}"
@@ -244,42 +241,12 @@ def test_a_node_settings_listen_on_loopback_with_transport_beside_http(tmp_path:
 # --- the distribution: download, checksum, the module lawindex adds --------------------------------
 
 
-class _Repo(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serving: Callable[[Any], Any]) -> Path:
-    """A Maven repository served over HTTP on 127.0.0.1, as Maven Central serves files and their .sha1."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    server = serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Repo, directory=str(root))))
-    monkeypatch.setenv("LAWINDEX_MAVEN_REPO", f"http://127.0.0.1:{server.server_address[1]}/")
-    return root
-
-
 def _publish(repo: Path, path: str, data: bytes, sha1: str | None = None) -> None:
     target = repo / path
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     digest = sha1 or hashlib.sha1(data, usedforsecurity=False).hexdigest()
     target.with_name(target.name + ".sha1").write_text(digest + "\n")
-
-
-def _zip(version: str, modules: dict[str, str]) -> bytes:
-    """A distribution zip's shape: opensearch-V/bin/opensearch (executable) and module descriptors."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        script = zipfile.ZipInfo(f"opensearch-{version}/bin/opensearch")
-        script.external_attr = 0o755 << 16
-        archive.writestr(script, "#!/bin/sh\n")
-        archive.writestr(f"opensearch-{version}/config/opensearch.yml", "")
-        for name, java in modules.items():
-            archive.writestr(
-                f"opensearch-{version}/modules/{name}/plugin-descriptor.properties", f"java.version={java}\n"
-            )
-    return buffer.getvalue()
 
 
 def _jar(classname: str) -> bytes:
@@ -290,7 +257,7 @@ def _jar(classname: str) -> bytes:
 
 
 def test_a_zip_without_analysis_common_gets_it_from_its_jar(maven: Path, tmp_path: Path) -> None:
-    _publish(maven, distribution.ZIP_PATH.format(v="2.19.9"), _zip("2.19.9", {"transport-netty4": "11"}))
+    _publish(maven, distribution.ZIP_PATH.format(v="2.19.9"), distribution_zip("2.19.9", {"transport-netty4": "11"}))
     jar = _jar("org.opensearch.analysis.common.CommonAnalysisPlugin")
     _publish(maven, distribution.MODULE_JAR_PATH.format(name="analysis-common", v="2.19.9"), jar)
     home = distribution.home("2.19.9", tmp_path / "cache")
@@ -316,14 +283,14 @@ def test_a_zip_without_analysis_common_gets_it_from_its_jar(maven: Path, tmp_pat
 
 
 def test_a_zip_with_every_module_is_left_as_it_came(maven: Path, tmp_path: Path) -> None:
-    _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), _zip("3.8.9", {"analysis-common": "21"}))
+    _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), distribution_zip("3.8.9", {"analysis-common": "21"}))
     home = distribution.home("3.8.9", tmp_path / "cache")
     assert distribution.modules_added(home) == []
     assert (home / "modules" / "analysis-common" / "plugin-descriptor.properties").read_text() == "java.version=21\n"
 
 
 def test_a_download_that_does_not_match_its_sha1_is_refused(maven: Path, tmp_path: Path) -> None:
-    _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), _zip("3.8.9", {}), sha1="0" * 40)
+    _publish(maven, distribution.ZIP_PATH.format(v="3.8.9"), distribution_zip("3.8.9", {}), sha1="0" * 40)
     with pytest.raises(NodeError, match=r"sha1 .* is not the published 0000"):
         distribution.home("3.8.9", tmp_path / "cache")
     assert not (tmp_path / "cache" / "dist" / "opensearch-3.8.9.zip").exists()

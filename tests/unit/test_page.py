@@ -1,4 +1,4 @@
-"""The page at `/` (indexer.service.page) and `eval --html` (indexer.service.eval_html), over the in-process
+"""The page at `/` (indexer.service.page) and `eval --html` (indexer.evaluation.html_report), over the in-process
 reference engine: each column is the engine's own answer, every text escaped, the API's errors and statuses.
 The same in a real browser over OpenSearch: tests/integration/test_page.py."""
 
@@ -119,8 +119,8 @@ def test_hostile_text_is_text_under_a_strict_policy(tmp_path: Path) -> None:
 
 
 def test_eval_html_is_self_contained_svg_and_escaped(tmp_path: Path) -> None:
-    from indexer.service.eval import Judged, evaluate
-    from indexer.service.eval_html import html_report
+    from indexer.evaluation.evaluate import Judged, evaluate
+    from indexer.evaluation.html_report import html_report
 
     engine = ReferenceEngine(CORPORA)
     judged = [

@@ -74,12 +74,16 @@ def _file(folder: Path) -> Path:
     return found
 
 
-def test_a_damaged_file_is_not_used(tmp_path: Path) -> None:
+def _kept(folder: Path) -> tuple[list[str], bytes, VectorStore, Path]:
+    """100 texts, the bytes the embedder makes of them, a store in `folder` that has kept them, and its file."""
     texts = _texts(100)
-    expected = default_embedder().embed(texts).tobytes()
-    store = VectorStore(tmp_path)
+    store = VectorStore(folder)
     store.vectors(Counting(), "NV", texts)
-    path = _file(tmp_path)
+    return texts, default_embedder().embed(texts).tobytes(), store, _file(folder)
+
+
+def test_a_damaged_file_is_not_used(tmp_path: Path) -> None:
+    texts, expected, store, path = _kept(tmp_path)
     raw = bytearray(path.read_bytes())
     raw[-5] ^= 0x40  # a bit of the last vector
     path.write_bytes(bytes(raw))
@@ -92,11 +96,7 @@ def test_a_damaged_file_is_not_used(tmp_path: Path) -> None:
 def test_kept_vectors_that_are_not_the_embedders_are_not_used(tmp_path: Path) -> None:
     # A file whose checksum is right but whose vectors are not what the embedder makes of their texts (an
     # older lawindex's bug, a hand-made file): the sample embedded again finds it, and every row is embedded.
-    texts = _texts(100)
-    expected = default_embedder().embed(texts).tobytes()
-    store = VectorStore(tmp_path)
-    store.vectors(Counting(), "NV", texts)
-    path = _file(tmp_path)
+    texts, expected, store, path = _kept(tmp_path)
     raw = path.read_bytes()
     end = raw.index(b"\n", len(MAGIC))
     header = json.loads(raw[len(MAGIC) : end])

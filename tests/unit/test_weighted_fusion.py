@@ -15,7 +15,7 @@ from indexer.errors import BadInput
 from indexer.retrieval import request
 from indexer.retrieval.meaning import Fused, fuse, proven
 from indexer.retrieval.request import Fusion
-from tests.unit.test_fusion import Ranked, rankings
+from tests.unit.rankings import LIMITS, WINDOWS, Ranked, rankings
 
 
 def test_a_score_is_each_weight_over_k_plus_its_rank() -> None:
@@ -107,8 +107,8 @@ weights = st.sampled_from([0.0, 0.5, 1.0, 4.0, 1e-6, 3.7, 1e6]) | st.floats(min_
 @settings(max_examples=300, deadline=None)
 @given(
     rankings(),
-    st.integers(min_value=1, max_value=80),  # the window, past the end too
-    st.integers(min_value=0, max_value=70),  # the limit, up to past the corpus
+    WINDOWS,
+    LIMITS,
     st.sampled_from([1, 2, 5, 60, 10_000]),
     weights,
     weights,

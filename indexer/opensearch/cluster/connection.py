@@ -23,9 +23,11 @@ from urllib.parse import urlsplit
 from indexer.errors import (
     BadInput,
     ClusterBlocked,
+    ClusterNotFound,
     ClusterRefused,
     NotOpenSearch,
     TimedOut,
+    TlsFailed,
     Unreachable,
     WriteBlocked,
 )
@@ -343,7 +345,8 @@ def _setting(name: str, given: _N | None, variable: str, kind: type[_N], default
 
 @contextmanager
 def errors_translated(connection: Connection) -> Iterator[None]:
-    """Run requests to OpenSearch; its failures become Unreachable (exit 3) or ClusterRefused (exit 4)."""
+    """Run requests to OpenSearch; its failures become Unreachable (exit 3) or ClusterRefused (exit 4), each of the
+    class that gives its HTTP status (errors.HTTP_STATUS): TimedOut, TlsFailed, ClusterNotFound, ..."""
     from opensearchpy import exceptions as os_errors
 
     from indexer.opensearch.cluster.failover import NoNodeAnswered
@@ -360,7 +363,7 @@ def errors_translated(connection: Connection) -> Iterator[None]:
             ) from None
         raise Unreachable(f"no node of the cluster answered: {said}", hint=START_HINT) from None
     except os_errors.SSLError as error:
-        raise Unreachable(
+        raise TlsFailed(
             f"TLS to {url} failed: {short_reason(error)}",
             hint="pass the cluster's CA with --ca-certs; --insecure skips verification (not for production)",
         ) from None
@@ -430,7 +433,8 @@ def _refused(url: str, error: Exception) -> NoReturn:
             hint="the user needs read (and, to load, write and manage) on lawindex-* indices",
         ) from None
     status = getattr(error, "status_code", "an error")
-    raise ClusterRefused(f"OpenSearch at {url} answered {status}: {short_reason(error)}") from None
+    refused = ClusterNotFound if isinstance(error, os_errors.NotFoundError) else ClusterRefused
+    raise refused(f"OpenSearch at {url} answered {status}: {short_reason(error)}") from None
 
 
 # What a block forbids is in its description: `cluster read-only (api)`, `index read-only / allow delete

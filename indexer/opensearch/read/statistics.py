@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from indexer.errors import ClusterRefused, DamagedIndex, NoIndex, NotOurs
+from indexer.errors import ClusterRefused, DamagedIndex, ForeignNoStatistics, NoIndex, NoStatistics, NotOurs
 from indexer.opensearch.cluster import stored_lexicon
 from indexer.opensearch.cluster.connection import Connection, alias_of
 from indexer.opensearch.cluster.schema import STATISTICS_ID
@@ -146,7 +146,8 @@ class StatisticsCache:
             info = error.info if isinstance(error.info, dict) else {}
             if info.get("found") is False and info.get("_index"):  # the index is there, its statistics are not
                 index = str(info["_index"])
-                raise self.refusal(state, index, f"the statistics document of {index} is missing") from None
+                missing = f"the statistics document of {index} is missing"
+                raise self.refusal(state, index, missing, missing=True) from None
             raise no_index(state, self.connection.namespace) from None
         except TransportError as error:
             if error.status_code == 400:
@@ -187,19 +188,20 @@ class StatisticsCache:
             return self.refusal(state, index, f"the index {index} behind {alias} is closed")
         return self.refusal(state, index, f"{index} refused to give its statistics ({getattr(error, 'error', '')})")
 
-    def refusal(self, state: str, indices: str | list[str], problem: str) -> ClusterRefused:
-        """NotOurs when an index behind the alias is not lawindex's own of this state, else DamagedIndex."""
+    def refusal(self, state: str, indices: str | list[str], problem: str, *, missing: bool = False) -> ClusterRefused:
+        """NotOurs when an index behind the alias is not lawindex's own of this state, else DamagedIndex; where its
+        statistics document is `missing`, their kinds that say so (ForeignNoStatistics, NoStatistics: HTTP 404)."""
         namespace = self.connection.namespace
         alias = alias_of(state, namespace)
         for index in [indices] if isinstance(indices, str) else indices:
             foreign = ownership.not_ours(ownership.meta_of(self._client(), index), index, state, namespace)
             if foreign is not None:
-                return NotOurs(
+                return (ForeignNoStatistics if missing else NotOurs)(
                     f"{state} is not served: the alias {alias} points at {index}, which lawindex did not make for "
                     f"{state} ({foreign})",
                     hint=ownership.foreign_hint(alias),
                 )
-        return DamagedIndex(
+        return (NoStatistics if missing else DamagedIndex)(
             f"{state} is not served: {problem}",
             hint=f"`lawindex load DIR --state {state}` rebuilds it"
             + ("" if isinstance(indices, str) else " and moves the alias off them all"),

@@ -15,7 +15,7 @@ ties: the order measured is the order the engine returned. `--run FILE` writes t
 Per question: the relevant rows each way left out of its first 8, with the rank it reached (None: not in
 its first DEPTH; by words, a row sharing no word with the question is never reached). Between two ways:
 the questions each wins, loses and ties on nDCG@8, and whether the difference of each measure is more than
-chance (paired randomization and t tests, indexer.service.significance); between this run and an earlier
+chance (paired randomization and t tests, indexer.evaluation.significance); between this run and an earlier
 one (`--against`, its `--json`), the same tests per way on the questions both asked.
 
 A judged question may name its `split` (`tuning` or `held-out`): `--split` keeps that half only, so that
@@ -39,8 +39,8 @@ from indexer.retrieval.files import text_lines
 from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
+    from indexer.evaluation.significance import Paired
     from indexer.service.engines import Engine
-    from indexer.service.significance import Paired
 
 CUTOFF = 8
 # How deep each way is asked: the most `ask` returns. A relevant row past it is "not in the first 100".
@@ -111,8 +111,8 @@ class Report:
         return [asked.scores[measure] for asked in self.asked[way]]
 
     def significance(self, first: str, second: str, measure: str) -> Paired:
-        """The paired tests of `first` against `second` on `measure` (indexer.service.significance)."""
-        from indexer.service.significance import paired
+        """The paired tests of `first` against `second` on `measure` (indexer.evaluation.significance)."""
+        from indexer.evaluation.significance import paired
 
         return paired(first, second, NAMES[measure], self.values(first, measure), self.values(second, measure))
 
@@ -120,7 +120,7 @@ class Report:
 def against(report: Report, earlier: Path) -> list[Paired]:
     """Each way of `report` against the same way in `earlier` (a `lawindex eval --json` output), on every
     measure, paired over the questions both asked (by id); BadInput when they share no question and way."""
-    from indexer.service.significance import paired
+    from indexer.evaluation.significance import paired
 
     before: dict[str, dict[str, dict[str, float]]] = {}  # way -> question id -> measure name -> value
     for number, obj in _json_lines(earlier):

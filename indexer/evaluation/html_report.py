@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from indexer.service.eval import CUTOFF, DEPTH, MEASURES, NAMES, Report, qrels_of, run_of
+from indexer.evaluation.evaluate import CUTOFF, DEPTH, MEASURES, NAMES, Report, qrels_of, run_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
