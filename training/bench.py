@@ -64,9 +64,9 @@ class Set:
 
 
 def load_set(name: str, judged_file: Path, corpora: Path, split: str | None = None) -> list[Set]:
+    from indexer.evaluation.evaluate import of_split, read_judged
     from indexer.retrieval import reference
     from indexer.retrieval.corpus import read_corpus
-    from indexer.evaluation.evaluate import of_split, read_judged
 
     judged = of_split(read_judged(judged_file), split)
     sets: dict[str, Set] = {}
