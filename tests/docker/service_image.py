@@ -20,8 +20,9 @@ from indexer.node import image
 REPO = Path(__file__).resolve().parents[2]
 # What the Dockerfile copies (.dockerignore lets nothing else in).
 CONTEXT = (
-    "Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "indexer", "mappings", "pins", "plugin", "contract", "models",
-)
+    "Dockerfile", ".dockerignore", "pyproject.toml", "README.md",
+    "indexer", "mappings", "pins", "plugin", "contract", "models",
+)  # fmt: skip
 
 
 def build(name: str) -> str:
