@@ -18,10 +18,11 @@ MEASURES = ("R@8", "RR@8", "nDCG@8")
 
 
 def table_embedder(matrix: np.ndarray | None = None):  # type: ignore[no-untyped-def]
-    """lawindex's WordLlama embedder, its matrix replaced by `matrix` (float16 values), or as shipped."""
+    """lawindex's embedder with WordLlama's own table, its matrix replaced by `matrix` (float16 values), or as
+    WordLlama shipped it."""
     from indexer.retrieval import embedding
 
-    made = embedding.WordLlamaEmbedder()
+    made = embedding.StaticEmbedder(embedding.wordllama_files()[1], embedding.WORDLLAMA)
     if matrix is not None:
         assert matrix.shape == (32000, 256), matrix.shape
         made._matrix = np.ascontiguousarray(matrix.astype(np.float16).astype(np.float32))

@@ -20,10 +20,11 @@ DEV_TOPICS = ("fees", "u_turns", "work_zones", "older_drivers_medical")
 
 
 def wordllama():  # type: ignore[no-untyped-def]
-    """lawindex's own embedder (WordLlama l2_supercat 256): its `tokens` and `_matrix` are the definition."""
-    from indexer.retrieval.embedding import WordLlamaEmbedder
+    """lawindex's embedder with WordLlama's own l2_supercat 256 table (the starting point of training): its `tokens`
+    and `_matrix` are the definition."""
+    from indexer.retrieval.embedding import WORDLLAMA, StaticEmbedder, wordllama_files
 
-    return WordLlamaEmbedder()
+    return StaticEmbedder(wordllama_files()[1], WORDLLAMA)
 
 
 def token_texts(embedder) -> list[str]:  # type: ignore[no-untyped-def]

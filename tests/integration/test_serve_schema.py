@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from indexer.opensearch.cluster.connection import Connection
 from indexer.opensearch.write.load import load
 from indexer.retrieval.corpus import read_corpora
+from indexer.retrieval.request import contract
 from tests.integration.serving import running
 from tests.integration.support import drop_namespace, unique_namespace
 
@@ -39,10 +40,15 @@ EXAMPLES = 40
 
 
 def _expressible(case: Any) -> bool:
-    """False for the one rule of the ask's parameters that OpenAPI cannot state, being across two of them:
-    words_weight and meaning_weight not both 0 (a 400 naming both, docs/fusion.md; each alone may be 0)."""
+    """False for the rules of the ask's parameters that OpenAPI cannot state, being across two of them (each a 400
+    naming the parameter, contract/request.json): words_weight and meaning_weight not both 0 (each alone may be
+    0), and a parameter only some ways take (the fusion's, hybrid's alone) given with another way."""
     query = case.query or {}
-    return not (query.get("words_weight") == 0 and query.get("meaning_weight") == 0)
+    if query.get("words_weight") == 0 and query.get("meaning_weight") == 0:
+        return False
+    rules = contract()["parameters"]
+    way = query.get("by", contract()["default_way"])
+    return all(way in rules[name]["ways"] for name in query if name in rules)
 
 
 def test_every_endpoint_keeps_to_its_schema(api_schema: Any) -> None:
