@@ -84,7 +84,10 @@ def schema_of(name: str) -> dict[str, Any]:
     rule = parameter(name)
     if rule["type"] == "integer":
         return {"type": "integer", "minimum": rule["min"], "maximum": rule["max"], "default": rule["default"]}
-    return {"type": "number", "minimum": 0, "maximum": rule["max"], "default": rule["default"]}
+    # A weight is 0 or within [min, max]: the two as alternatives, so that a schema-driven client (schemathesis)
+    # never calls 5e-324 valid where every path refuses it.
+    within = {"type": "number", "minimum": rule["min"], "maximum": rule["max"]}
+    return {"anyOf": [{"type": "number", "enum": [0]}, within], "default": rule["default"]}
 
 
 class ExplainPart(_Out):
