@@ -76,6 +76,24 @@ def _questions(source: str) -> Iterator[tuple[int, str | LawindexError]]:
         raise BadInput(f"{source}: cannot read questions: {error.strerror or error}") from None
 
 
+def _vector_of(source: str) -> object:
+    """The JSON value in `source` (a file, or - for standard input): the question's own vector, checked by the
+    contract's rules as the request is built; BadInput naming the file where it cannot be read as JSON."""
+    import orjson
+
+    from indexer.errors import BadInput
+
+    try:
+        raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as error:
+        raise BadInput(f"--vector-from {source}: cannot read it: {error.strerror or error}") from None
+    try:
+        value: object = orjson.loads(raw)  # NaN and Infinity are not JSON: refused here
+    except orjson.JSONDecodeError as error:
+        raise BadInput(f"--vector-from {source}: not a JSON array of numbers: {error}") from None
+    return value
+
+
 def _print(
     answer: "Answer", as_json: bool, parts: "list[list[Contribution]] | None" = None, flush: bool = True
 ) -> None:
@@ -184,6 +202,14 @@ def ask(
             " reciprocal-rank fusion of the two full rankings (docs/meaning.md).",
         ),
     ] = DEFAULT_WAY,
+    vector_from: Annotated[
+        str | None,
+        typer.Option(
+            "--vector-from",
+            help="By meaning or hybrid: the question's own vector, a JSON array of numbers in FILE (- for standard"
+            " input), from the embedder that made the state's rows' own vectors (docs/meaning.md).",
+        ),
+    ] = None,
     fusion: "dict[str, object] | None" = None,  # --rrf-k, --words-weight, --meaning-weight (fusion_options)
     cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
@@ -202,7 +228,8 @@ def ask(
         from indexer.retrieval.request import Request
 
         # Checked once, before any question (a --from batch's questions are each this request's question).
-        asking = Request.of(state, "", {"by": by, "limit": limit, **(fusion or {})})
+        vector = None if vector_from is None else _vector_of(vector_from)
+        asking = Request.of(state, "", {"by": by, "limit": limit, **(fusion or {}), "vector": vector})
         chosen = engine_for(engine_name, corpora, cluster)
         if family is not None:
             rows = chosen.family(state, family)

@@ -18,7 +18,10 @@ What a file may be:
   (`"\ud800"`: not a character, cannot be indexed or printed as UTF-8);
 - `id`, `kind`, `law` and `concept` non-empty strings, `concept` kebab-case (`parking-fire-hydrant`),
   `question` a string that may be empty (a law without a learner's question still has its text to be
-  found by), `family` and `source` strings or absent; `id` unique in the file.
+  found by), `family` and `source` strings or absent; `id` unique in the file;
+- `vector` (a user's own embedder's vector of the row, docs/meaning.md "Your own vectors") on every row or on
+  none: an array of 1 to 4,096 finite numbers, each at most 1e150 in magnitude, not all (nearly) zero, the same
+  length on every row (contract/request.json's rules for a question's vector, indexer.retrieval.request).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
 
@@ -167,6 +172,9 @@ class Corpus:
     laws: tuple[Law, ...]
     sha256: str | None = field(repr=False)  # None when read without it (`fingerprint=False`)
     rows: int | None = field(default=None, repr=False)  # set where the laws were put down
+    # Each row's own vector (its `vector` field, as given: float64, one row a law), where the file's rows carry
+    # them; None where they do not (the embedder makes them).
+    vectors: npt.NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -231,6 +239,7 @@ def parse_corpus(path: Path, raw_file: bytes, *, fingerprint: bool = True) -> Co
     name = str(path)
     laws: list[Law] = []
     seen: dict[str, int] = {}
+    own = _OwnVectors(name)
     for number, _, raw in law_lines(raw_file):
         if len(raw) > MAX_LINE_BYTES:
             raise CorpusError(
@@ -256,15 +265,59 @@ def parse_corpus(path: Path, raw_file: bytes, *, fingerprint: bool = True) -> Co
         if law.id in seen:
             raise CorpusError(name, number, "id", f"duplicate id {law.id!r} (first on line {seen[law.id]})")
         seen[law.id] = number
+        own.add(number, row)
         laws.append(law)
     if not laws:
         raise CorpusError(name, 0, None, "the file has no laws")
     state = path.stem.upper()
+    vectors = own.array()
     if not fingerprint:
-        return Corpus(state, path, tuple(laws), None)
+        return Corpus(state, path, tuple(laws), None, vectors=vectors)
     import hashlib  # here: OpenSSL's library is loaded only when a file is hashed (5 ms)
 
-    return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest())
+    return Corpus(state, path, tuple(laws), hashlib.sha256(raw_file).hexdigest(), vectors=vectors)
+
+
+# The field a row's own vector is in (docs/meaning.md).
+VECTOR = "vector"
+
+
+class _OwnVectors:
+    """The rows' own vectors as a file is read: each checked by the contract's rules for a vector, all of one length,
+    on every row or on none (CorpusError naming the file, the line and `vector` otherwise)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._rows: list[tuple[float, ...]] = []
+        self._first: tuple[int, bool] | None = None  # the first row's line, and whether it carries one
+
+    def add(self, number: int, row: dict[str, object]) -> None:
+        from indexer.retrieval.request import checked_vector
+
+        carries = row.get(VECTOR) is not None
+        if self._first is None:
+            self._first = (number, carries)
+        first, first_carries = self._first
+        if carries != first_carries:
+            has = "carries a vector" if carries else "has no vector"
+            other = "has none" if carries else "carries one"
+            problem = f"this row {has} and line {first}'s {other}: every row carries its vector, or none does"
+            raise CorpusError(self._name, number, VECTOR, problem)
+        if not carries:
+            return
+        try:
+            vector = checked_vector(row[VECTOR])
+        except BadInput as error:
+            raise CorpusError(self._name, number, VECTOR, error.message.removeprefix(f"{VECTOR}: ")) from None
+        if self._rows and len(vector) != len(self._rows[0]):
+            problem = (
+                f"{len(vector)} numbers, and line {first}'s vector has {len(self._rows[0])}: every row's vector has"
+            )
+            raise CorpusError(self._name, number, VECTOR, f"{problem} the same length")
+        self._rows.append(vector)
+
+    def array(self) -> npt.NDArray[np.float64] | None:
+        return np.array(self._rows, dtype=np.float64) if self._rows else None
 
 
 def _careful_row(name: str, number: int, raw: bytes) -> object:
@@ -288,7 +341,7 @@ def _careful_row(name: str, number: int, raw: bytes) -> object:
     except json.JSONDecodeError as error:
         raise CorpusError(name, number, None, f"not JSON: {error.msg} at column {error.colno}") from None
     except ValueError as error:  # NaN, Infinity, -Infinity
-        raise CorpusError(name, number, None, f"not JSON: {error}") from None
+        raise CorpusError(name, number, _constant_field(line), f"not JSON: {error}") from None
     # A lone surrogate can only come from a `\u` escape: the line itself was valid UTF-8.
     surrogate = _surrogate_field(row) if isinstance(row, dict) and "\\u" in line else None
     if surrogate is not None:
@@ -296,6 +349,25 @@ def _careful_row(name: str, number: int, raw: bytes) -> object:
             name, number, surrogate, "holds a lone surrogate escape (like \\ud800), which is not a character"
         )
     return row
+
+
+def _constant_field(line: str) -> str | None:
+    """The field of `line` (a JSON object but for NaN or Infinity) that holds NaN or Infinity, or None."""
+    try:
+        row = json.loads(line, parse_constant=lambda name: _Constant(name))
+    except ValueError:
+        return None
+    if not isinstance(row, dict):
+        return None
+    for key, value in row.items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(one, _Constant) for one in values):
+            return str(key)
+    return None
+
+
+class _Constant(str):
+    """NaN, Infinity or -Infinity where a line has one (found by _constant_field)."""
 
 
 def read_corpora(
@@ -320,4 +392,4 @@ def read_corpora(
 
 
 def _put_down(corpus: Corpus) -> Corpus:
-    return Corpus(corpus.state, corpus.path, (), corpus.sha256, rows=len(corpus.laws))
+    return Corpus(corpus.state, corpus.path, (), corpus.sha256, rows=len(corpus.laws))  # its vectors too

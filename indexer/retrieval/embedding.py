@@ -88,6 +88,13 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
+    @property
+    def questions_on_node(self) -> bool:
+        """True where the lawindex plugin embeds a question itself, bit for bit (the shipped road table); False
+        where it cannot (a transformer, a user's own vectors): the client embeds the question, or takes the user's
+        vector, and sends it (`Request.vector`)."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One row per text, L2-normalised (the zero row for a text with no tokens), on the grid."""
         ...
@@ -138,6 +145,14 @@ def normalised(sums: npt.NDArray[np.float64]) -> Vectors:
     some = norms > 0.0
     out[some] = np.round(sums[some] / norms[some, None] * _GRID) / _GRID
     return out
+
+
+def given_grid(values: Sequence[float] | npt.NDArray[np.float64]) -> Vectors:
+    """A vector given as numbers (a question's `Request.vector`, a row's own `vector`) on the grid, by the rule a
+    text's sums are: `normalised`, so it is ranked exactly like a built-in vector. Its values are finite and within
+    the contract's bounds (request.checked_vector): no square overflows, and the norm of a nonzero one is not 0."""
+    row: Vectors = normalised(np.asarray(values, dtype=np.float64).reshape(1, -1))[0]
+    return row
 
 
 # fsums: a sum that is certainly the correctly rounded one lies farther than 1,024 times the bound of its error
@@ -279,6 +294,10 @@ class StaticEmbedder:
     @property
     def dimension(self) -> int:
         return DIMENSION
+
+    @property
+    def questions_on_node(self) -> bool:
+        return True  # the plugin's Embedder.java is this table's arithmetic, to the bit
 
     def tokens(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids, in order (a lone surrogate read as U+FFFD: `tokenizable`)."""

@@ -53,8 +53,8 @@ import numpy.typing as npt
 from indexer.observe import timed
 from indexer.retrieval.answers import Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, Law
-from indexer.retrieval.embedding import Embedder, Vectors, cosines, default_embedder, row_text
-from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
+from indexer.retrieval.embedding import DIMENSION, Embedder, Vectors, cosines, default_embedder, given_grid, row_text
+from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way, refusal
 from indexer.retrieval.statistics import PerSequence
 
 
@@ -138,6 +138,42 @@ def _embed_rows(laws: Sequence[Law]) -> Vectors:
 vectors: PerSequence[Vectors] = PerSequence(_embed_rows)
 
 
+# A state's own vectors on the grid (indexer.retrieval.own_vectors), by the identity of the array the corpus read.
+_own: dict[int, tuple[npt.NDArray[np.float64], Vectors]] = {}
+_OWN_KEPT = 64
+
+
+def row_vectors(corpus: Corpus) -> Vectors:
+    """Every row's vector in corpus order: the rows' own (on the grid) where the file carries them, else the
+    embedder's."""
+    given = corpus.vectors
+    if given is None:
+        return vectors(corpus.laws)
+    found = _own.get(id(given))
+    if found is None or found[0] is not given:
+        from indexer.retrieval.own_vectors import OwnVectors
+
+        if len(_own) >= _OWN_KEPT:
+            _own.clear()
+        found = _own[id(given)] = (given, OwnVectors(given).grid())
+    return found[1]
+
+
+def asked_vector(request: Request, where: str, model: str | None, dimension: int) -> Vectors:
+    """The question's vector for a state whose rows' vectors are `model`'s of `dimension` (`where` names it): its
+    own (`Request.vector`), of that length, on the grid; else the embedder's of its text, where lawindex has
+    that model; else the refusal saying the question needs its vector."""
+    from indexer.retrieval.own_vectors import EXTERNAL, needs_vector
+
+    if request.vector is not None:
+        if len(request.vector) != dimension:
+            raise refusal("vector_dimension", value=len(request.vector), dimension=dimension)
+        return given_grid(request.vector)
+    if model == EXTERNAL:
+        raise needs_vector(where, model)
+    return question_vector(request.question)
+
+
 def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
     """The question's unit vector (the zero vector for a question with no tokens)."""
     with timed("embedder"):  # lawindex serve's embedder histogram (indexer.observe)
@@ -159,10 +195,12 @@ def answer(corpus: Corpus, request: Request) -> Answer:
     fields = request.answer_fields()
     # A question with nothing to embed (no letter or digit: indexer.retrieval.request) is near no row: nothing,
     # as a question of stopwords by words; nor is a question the embedder makes the zero vector of.
-    asked_vector = question_vector(question) if laws and request.embeddable else None
-    if asked_vector is None or not asked_vector.any():
+    own = corpus.vectors
+    model, dimension = (None, DIMENSION) if own is None else ("external", int(own.shape[1]))
+    asking = asked_vector(request, corpus.state, model, dimension) if laws and request.embeddable else None
+    if asking is None or not asking.any():
         return Answer(corpus.state, question, asked, terms, [], **fields, reached=[])
-    scores = cosines(vectors(laws), asked_vector)
+    scores = cosines(row_vectors(corpus), asking)
     by_meaning = meaning_order(scores)
     chosen: list[tuple[int, float, int | None, int | None]]
     if request.way is Way.meaning:

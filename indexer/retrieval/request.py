@@ -82,6 +82,12 @@ MEANING_WEIGHT: float = parameter("meaning_weight")["default"]
 # A weight is 0 or within these (issue 44: a weight of 1e40 overflowed the fused score to Infinity).
 WEIGHT_MIN: float = parameter("words_weight")["min"]
 WEIGHT_MAX: float = parameter("words_weight")["max"]
+# A question's (or a row's) own vector: its length, and the magnitudes that keep its norm the table's rule unchanged
+# (no square overflows past VECTOR_MAX_ABS; the largest's square is a normal number from VECTOR_MIN_LARGEST).
+VECTOR_MIN_LENGTH: int = parameter("vector")["min_length"]
+VECTOR_MAX_LENGTH: int = parameter("vector")["max_length"]
+VECTOR_MAX_ABS: float = parameter("vector")["max_abs"]
+VECTOR_MIN_LARGEST: float = parameter("vector")["min_largest"]
 
 
 def js_number(value: object) -> str:
@@ -137,6 +143,29 @@ def _weight(name: str, value: object) -> float:
     if number is None or not (number == 0 or rule["min"] <= number <= rule["max"]):  # NaN is neither
         raise refusal("weight", name=name, min=rule["min"], max=rule["max"], value=value)
     return float(number)
+
+
+def checked_vector(value: object) -> tuple[float, ...]:
+    """`value` (a list or tuple of numbers) as a vector of float64s, or the contract's refusal: its length, each
+    value a finite number within VECTOR_MAX_ABS, the largest magnitude at least VECTOR_MIN_LARGEST."""
+    if not isinstance(value, list | tuple):
+        raise refusal("vector_type")
+    if not VECTOR_MIN_LENGTH <= len(value) <= VECTOR_MAX_LENGTH:
+        raise refusal("vector_length", value=len(value), min=VECTOR_MIN_LENGTH, max=VECTOR_MAX_LENGTH)
+    out: list[float] = []
+    for index, number in enumerate(value):
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            raise refusal("vector_number", index=index)
+        try:
+            as_float = float(number)
+        except OverflowError:  # an integer past float64's range
+            as_float = math.inf
+        if not -VECTOR_MAX_ABS <= as_float <= VECTOR_MAX_ABS:  # NaN is neither
+            raise refusal("vector_range", index=index, value=number, max=VECTOR_MAX_ABS)
+        out.append(as_float)
+    if max(map(abs, out)) < VECTOR_MIN_LARGEST:
+        raise refusal("vector_zero", min=VECTOR_MIN_LARGEST)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -212,6 +241,8 @@ class Request:
     way: Way = DEFAULT_WAY
     limit: int = RETRIEVED_LAWS
     fusion: Fusion = DEFAULT_FUSION  # hybrid's only: another way keeps the default
+    # The question's own vector (meaning and hybrid only): ranked by it, not by what an embedder makes of the text.
+    vector: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.question, str):
@@ -226,11 +257,14 @@ class Request:
                 name: value for name, value in self.fusion.parameters().items() if value != parameter(name)["default"]
             }
             check_taken(self.way, changed)
+        if self.vector is not None:
+            check_taken(self.way, {"vector": self.vector})
+            object.__setattr__(self, "vector", checked_vector(self.vector))
 
     @classmethod
     def of(cls, state: str, question: str, given: Mapping[str, object] | None = None) -> Request:
         """The request of `question` to `state` with the parameters `given` by their contract names (`by`,
-        `limit`, `rrf_k`, `words_weight`, `meaning_weight`; None or absent: not given, its default), checked:
+        `limit`, `rrf_k`, `words_weight`, `meaning_weight`, `vector`; None or absent: not given, its default), checked:
         BadInput with the contract's message for a value out of range or a parameter the way does not take."""
         given = given or {}
         way = DEFAULT_WAY if given.get("by") is None else way_of(given["by"])
@@ -242,6 +276,7 @@ class Request:
             way,
             RETRIEVED_LAWS if limit is None else limit,  # type: ignore[arg-type]  # checked as built
             Fusion.of(given) if way is Way.hybrid else DEFAULT_FUSION,
+            None if given.get("vector") is None else checked_vector(given["vector"]),
         )
 
     def but(self, **changed: Any) -> Request:
@@ -253,8 +288,9 @@ class Request:
     @property
     def embeddable(self) -> bool:
         """False for a question with nothing to embed: no [a-z0-9] after lowercasing.
-        Such a question is near no row, by meaning and hybrid, on every path."""
-        return has_meaning(self.question)
+        Such a question is near no row, by meaning and hybrid, on every path. A question asked with its own vector
+        is embeddable whatever its text: the vector is its meaning."""
+        return self.vector is not None or has_meaning(self.question)
 
     def answer_fields(self) -> dict[str, Any]:
         """An Answer's way and fusion fields: `by`, and for hybrid `rrf_k` and `weights`."""

@@ -2,7 +2,7 @@
 // the two equal). The one rule set of a question: its ways, each way's parameters, their ranges, defaults
 // and the message of each refusal, shared by serve, the CLI, the plugin and this client.
 export const CONTRACT = {
-  "about": "The one rule set of a lawindex question (issue 44 item 4, issue 45 item 1): which ways there are, which parameters each way takes, their types, ranges and defaults, and the message each refusal gives. Read by the Python request value (indexer), the plugin's query builder (Java, bundled as a resource) and the TypeScript client, and held equal to each by tests. A parameter a way does not take is refused, never ignored. Messages are templates: {name} the parameter, {way} the way asked, {value} the value given, {min} and {max} the bounds, {ways} the ways that take it.",
+  "about": "The one rule set of a lawindex question (issue 44 item 4, issue 45 item 1): which ways there are, which parameters each way takes, their types, ranges and defaults, and the message each refusal gives. Read by the Python request value (indexer), the plugin's query builder (Java, bundled as a resource) and the TypeScript client, and held equal to each by tests. A parameter a way does not take is refused, never ignored. Messages are templates: {name} the parameter, {way} the way asked, {value} the value given, {min} and {max} the bounds, {ways} the ways that take it. A question's own vector (`vector`, by meaning and hybrid) is 1 to 4,096 finite numbers, each at most 1e150 in magnitude (no square overflows, so it is normalised by the table's rule unchanged) and the largest at least 1e-150 (its square a normal number: the norm is not 0); {index} is a value's place from 0, {dimension} an index's, {model} its model.",
   "version": 1,
   "ways": [
     "words",
@@ -58,6 +58,17 @@ export const CONTRACT = {
       "ways": [
         "hybrid"
       ]
+    },
+    "vector": {
+      "type": "vector",
+      "min_length": 1,
+      "max_length": 4096,
+      "max_abs": 1e+150,
+      "min_largest": 1e-150,
+      "ways": [
+        "meaning",
+        "hybrid"
+      ]
     }
   },
   "messages": {
@@ -66,6 +77,13 @@ export const CONTRACT = {
     "integer": "{name}: must be an integer from {min} to {max}, not {value}",
     "weight": "{name}: a weight must be 0 or a number from {min} to {max}, not {value}",
     "weights_both_zero": "words_weight, meaning_weight: the two weights cannot both be 0",
-    "question_too_long": "question: {value} characters, more than the {max} accepted"
+    "question_too_long": "question: {value} characters, more than the {max} accepted",
+    "vector_type": "vector: must be an array of numbers",
+    "vector_length": "vector: {value} numbers, not from {min} to {max}",
+    "vector_number": "vector: vector[{index}] is not a number",
+    "vector_range": "vector: vector[{index}] is {value}, not a finite number from -{max} to {max}",
+    "vector_zero": "vector: no value is {min} or more in magnitude: the zero vector is near no row",
+    "vector_dimension": "vector: {value} numbers, and the index's vectors have {dimension}",
+    "vector_needed": "vector: {index}'s vectors were made by {model}, which cannot embed a question here: send the question's vector"
   }
 } as const;
