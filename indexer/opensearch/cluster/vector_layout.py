@@ -78,6 +78,8 @@ class Meaning:
             "model": self.embedder.model,
             "version": self.embedder.version,
             "dimension": self.embedder.dimension,
+            # Who embeds a question: the node (the plugin has the table), or the client, which sends its vector.
+            "questions": "node" if self.embedder.questions_on_node else "client",
             "field": VECTOR_FIELD,
             "grid_field": GRID_FIELD,
             "knn": self.knn,
@@ -85,11 +87,28 @@ class Meaning:
         return body
 
     def vectors(self, corpus: Corpus) -> Vectors:
-        """Every row's vector, in corpus order (the kept ones read back, where there is a store)."""
+        """Every row's vector, in corpus order (the kept ones read back, where there is a store; the rows' own, on
+        the grid, where the corpus carries them: indexer.retrieval.own_vectors)."""
+        from indexer.retrieval.own_vectors import OwnVectors
+
+        if isinstance(self.embedder, OwnVectors):
+            return self.embedder.grid()
         texts = [row_text(law) for law in corpus.laws]
         if self.store is None:
             return self.embedder.embed(texts)
         return self.store.vectors(self.embedder, corpus.state, texts)
+
+
+def for_corpus(meaning: Meaning | None, corpus: Corpus) -> Meaning | None:
+    """The meaning a load gives `corpus`'s index: the cluster's (`meaning`), but for a corpus whose rows carry their
+    own vectors, whose index carries those (model external, questions asked with their own vectors)."""
+    if meaning is None or corpus.vectors is None:
+        return meaning
+    from dataclasses import replace
+
+    from indexer.retrieval.own_vectors import OwnVectors
+
+    return replace(meaning, embedder=OwnVectors(corpus.vectors), store=None)
 
 
 def mapping(dimension: int) -> dict[str, Any]:
@@ -108,7 +127,7 @@ def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
 
 
 def grid_units(vectors: Vectors) -> npt.NDArray[np.int32]:
-    """Vectors (a row or a state's rows) as `vector_grid` holds each: 256 little-endian int32, each component times
-    2^20 (exact: the vectors are on that grid). A row's bytes are `grid_units(vectors)[row].tobytes()`."""
+    """Vectors (a row or a state's rows) as `vector_grid` holds each: one little-endian int32 a dimension, each
+    component times 2^20 (exact: the vectors are on that grid). A row's bytes: `grid_units(vectors)[row].tobytes()`."""
     units: npt.NDArray[np.int32] = np.rint(vectors.astype(np.float64) * float(1 << GRID_BITS)).astype("<i4")
     return units

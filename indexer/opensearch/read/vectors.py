@@ -49,7 +49,8 @@ from indexer.opensearch.cluster.schema import VECTOR_FIELD as VECTOR_FIELD  # th
 from indexer.opensearch.trust import integrity, ownership
 from indexer.retrieval.answers import Answer, Hit, Reached
 from indexer.retrieval.corpus import state_code
-from indexer.retrieval.embedding import Vectors, default_embedder, identity
+from indexer.retrieval.embedding import DIMENSION, Vectors, default_embedder, identity
+from indexer.retrieval.own_vectors import EXTERNAL
 from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
@@ -110,13 +111,26 @@ def _meaning_of(engine: Searcher, stats: IndexStatistics) -> int:
             hint="`lawindex load` again: it rebuilds the index with them",
         )
     mine = default_embedder()
-    if (found.get("model"), found.get("version")) != (mine.model, mine.version):
+    own = found.get("model") == EXTERNAL  # a user's own vectors: the question comes with its own (Request.vector)
+    if not own and (found.get("model"), found.get("version")) != (mine.model, mine.version):
         raise NoMeaning(
             f"{stats.index}'s vectors were made by {found.get('model')}@{found.get('version')}, and this lawindex "
             f"embeds questions with {identity(mine)}",
             hint="`lawindex load` again with this lawindex",
         )
     return rows
+
+
+def _model_of(stats: IndexStatistics) -> tuple[str | None, int]:
+    """The model and dimension of an index's vectors (its `_meta.lawindex.meaning`, read by _meaning_of)."""
+    found = _MEANING_OF[stats.index][0] or {}
+    dimension = found.get("dimension")
+    return found.get("model"), dimension if isinstance(dimension, int) else DIMENSION
+
+
+def _slack(dimension: int) -> float:
+    """FLOAT32_DOT_SLACK for a dot product of `dimension` terms: the 256 terms' bound, grown with the terms."""
+    return FLOAT32_DOT_SLACK * max(1.0, dimension / DIMENSION)
 
 
 def _score_query(question: Vectors) -> dict[str, Any]:
@@ -194,7 +208,7 @@ def _by_meaning(
         if len(found) < size:  # every row is here
             return ranked[: len(ranked) if rows is not None else limit]
         lowest = dot_of_score(float(found[-1]["_score"]))
-        if len(ranked) >= limit and ranked[limit - 1].cosine > lowest + FLOAT32_DOT_SLACK:
+        if len(ranked) >= limit and ranked[limit - 1].cosine > lowest + _slack(len(question)):
             return ranked[:limit]
         size *= WIDEN
 
@@ -242,7 +256,7 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
     from `words_path`): the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
     from indexer.opensearch.read.rescore import law_of
-    from indexer.retrieval.meaning import question_vector
+    from indexer.retrieval.meaning import asked_vector as vector_for
     from indexer.retrieval.words import words
 
     state, question, limit = state_code(request.state), request.question, request.limit
@@ -260,7 +274,12 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
             terms = stats.spelling.terms(words(question))
             if not request.embeddable:  # nothing to embed (indexer.retrieval.request): near no row
                 return Answer(state, question, words(question), terms, [], **fields, reached=[])
+            model, dimension = _model_of(stats)
             if on_plugin(engine, stats):
+                # The node embeds the question where it can; the question's own vector, or a model only the client
+                # has, is checked here first (the plugin refuses the same, 400).
+                if request.vector is not None or model == EXTERNAL:
+                    vector_for(request, stats.index, model, dimension)
                 found = _from_plugin(engine, stats, request)
                 if found is None:
                     continue  # the alias moved since its statistics were read
@@ -272,7 +291,7 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
                     reached.append(Reached(words_rank, meaning_rank, cosine))
                 return Answer(state, question, words(question), terms, hits, **fields, reached=reached)
             if asked_vector is None:
-                asked_vector = question_vector(question)
+                asked_vector = vector_for(request, stats.index, model, dimension)
             if not asked_vector.any():
                 return Answer(state, question, words(question), terms, [], **fields, reached=[])
             chosen: list[tuple[_Row, float, int | None, int | None]]
@@ -316,12 +335,17 @@ def on_plugin(engine: Searcher, stats: IndexStatistics) -> bool:
     return _MEANING_OF[stats.index][3]
 
 
-def plugin_meaning_query(question: str, size: int, way: Way, fusion: Fusion = DEFAULT_FUSION) -> dict[str, Any]:
+def plugin_meaning_query(
+    question: str, size: int, way: Way, fusion: Fusion = DEFAULT_FUSION, vector: Sequence[float] | None = None
+) -> dict[str, Any]:
     """The search body of the plugin's query by meaning or hybrid: every row ranked on the node, the first `size`
-    returned, each with its explanation (the exact float64 score, cosine and ranks: docs/plugin.md)."""
+    returned, each with its explanation (the exact float64 score, cosine and ranks: docs/plugin.md); with the
+    question's own `vector` where it has one (the node puts it on the grid as it does a row's)."""
     query: dict[str, Any] = {"question": question, "by": way.value}
     if way is Way.hybrid:
         query.update(fusion.parameters())
+    if vector is not None:
+        query["vector"] = list(vector)
     return {
         "size": size,
         "track_total_hits": False,
@@ -376,7 +400,7 @@ def _from_plugin(
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
     state = state_code(request.state)
-    body = plugin_meaning_query(request.question, request.limit, request.way, request.fusion)
+    body = plugin_meaning_query(request.question, request.limit, request.way, request.fusion, request.vector)
     from opensearchpy import TransportError
 
     try:

@@ -115,6 +115,10 @@ def load_state(
     if options.plugin is None:
         options = replace(options, plugin=plugin_path.cluster_has_plugin(client))
     plugin = bool(options.plugin)
+    # A corpus whose rows carry their own vectors is loaded with those (cluster/vector_layout.for_corpus).
+    from indexer.opensearch.cluster.vector_layout import for_corpus
+
+    options = replace(options, meaning=for_corpus(options.meaning, corpus))
     namespace, meaning = options.namespace, options.meaning
     ranked_laws, process = index_body.counts(corpus.laws)
 

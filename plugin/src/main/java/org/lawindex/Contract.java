@@ -56,6 +56,8 @@ final class Contract {
     final String defaultWay;
     final Map<String, Parameter> parameters;
     private final Map<String, String> messages;
+    /** Each parameter's rule as the file has it (the vector's bounds are read from it). */
+    private final Map<String, Map<String, Object>> raw = new LinkedHashMap<>();
 
     @SuppressWarnings("unchecked")
     private Contract(Map<String, Object> file) {
@@ -64,6 +66,7 @@ final class Contract {
         parameters = new LinkedHashMap<>();
         for (Map.Entry<String, Object> entry : ((Map<String, Object>) file.get("parameters")).entrySet()) {
             parameters.put(entry.getKey(), new Parameter(entry.getKey(), (Map<String, Object>) entry.getValue()));
+            raw.put(entry.getKey(), (Map<String, Object>) entry.getValue());
         }
         messages = new LinkedHashMap<>();
         for (Map.Entry<String, Object> entry : ((Map<String, Object>) file.get("messages")).entrySet()) {
@@ -137,6 +140,50 @@ final class Contract {
         double meaning = weight(given, "meaning_weight");
         if (words == 0.0 && meaning == 0.0) {
             return message("weights_both_zero");
+        }
+        return null;
+    }
+
+    /** The most values a question's own vector may have (max_length). */
+    int vectorMaxLength() {
+        return ((Number) raw.get("vector").get("max_length")).intValue();
+    }
+
+    /**
+     * Null when a question's own vector ({@code vector}: an array of {@code count} values, the first
+     * {@code written.length} of them read; each a Double or Long, or null where it is no number) is good for the way
+     * {@code by}, else the contract's message, in Python's order (request.checked_vector): the way, the length,
+     * each value in turn (a number, finite, within max_abs), then the largest at least min_largest. {@code spelled}
+     * is the request's text of each value (an integer past a long's range is written as it was spelled).
+     */
+    String vectorRefusal(String by, int count, Object[] values, String[] spelled) {
+        Parameter rule = parameter("vector");
+        if (!rule.ways.contains(by)) {
+            return message("not_for_way", "name", rule.name, "ways", String.join(", ", rule.ways), "way", by);
+        }
+        Map<String, Object> bounds = raw.get(rule.name);
+        int least = ((Number) bounds.get("min_length")).intValue();
+        int most = ((Number) bounds.get("max_length")).intValue();
+        if (count < least || count > most) {
+            return message("vector_length", "value", Integer.toString(count), "min", Integer.toString(least),
+                "max", Integer.toString(most));
+        }
+        double maxAbs = number(bounds.get("max_abs"));
+        double largest = 0.0;
+        for (int i = 0; i < count; i++) {
+            if (!(values[i] instanceof Number)) {
+                return message("vector_number", "index", Integer.toString(i));
+            }
+            double value = ((Number) values[i]).doubleValue();
+            if (!(value >= -maxAbs && value <= maxAbs)) {
+                String written = values[i] instanceof Double ? plain(value) : spelled[i];
+                return message("vector_range", "index", Integer.toString(i), "value", written, "max", plain(maxAbs));
+            }
+            largest = Math.max(largest, Math.abs(value));
+        }
+        double minLargest = number(bounds.get("min_largest"));
+        if (largest < minLargest) {
+            return message("vector_zero", "min", plain(minLargest));
         }
         return null;
     }

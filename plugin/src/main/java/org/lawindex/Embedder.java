@@ -28,6 +28,8 @@ import java.util.Map;
  */
 final class Embedder {
     static final int DIMENSION = 256;
+    /** The model's name, as lawindex's load records it in an index's {@code _meta.lawindex.meaning}. */
+    static final String MODEL = "lawindex-road-256";
     static final int GRID_BITS = 20;
     static final double GRID = 1 << GRID_BITS;
     static final String TOKENIZER = "wordllama/l2_supercat_tokenizer_config.json";
@@ -167,17 +169,39 @@ final class Embedder {
             }
         }
         double count = ids.length;
-        double[] squares = new double[DIMENSION];
         for (int d = 0; d < DIMENSION; d++) {
             sums[d] = sums[d] / count;
-            squares[d] = sums[d] * sums[d];
+        }
+        return onGrid(sums);
+    }
+
+    /**
+     * A vector of any length as grid units (doubles, as {@link #units}): each value divided by the correctly rounded
+     * norm (fsum of the float64 squares, its square root) and times 2^20, rounded half to even; the zero vector for
+     * a norm of 0. Python's embedding.normalised, to the bit: a text's mean sums, and a vector given as numbers.
+     */
+    static double[] onGrid(double[] values) {
+        double[] out = new double[values.length];
+        double[] squares = new double[values.length];
+        for (int d = 0; d < values.length; d++) {
+            squares[d] = values[d] * values[d];
         }
         double norm = Math.sqrt(fsum(squares));
         if (!(norm > 0.0)) {
             return out;
         }
-        for (int d = 0; d < DIMENSION; d++) {
-            out[d] = Math.rint(sums[d] / norm * GRID);
+        for (int d = 0; d < values.length; d++) {
+            out[d] = Math.rint(values[d] / norm * GRID);
+        }
+        return out;
+    }
+
+    /** A vector given as numbers (a question's own: the contract bounds them, so no square overflows) as grid units. */
+    static int[] gridOf(double[] values) {
+        double[] units = onGrid(values);
+        int[] out = new int[units.length];
+        for (int d = 0; d < units.length; d++) {
+            out[d] = (int) units[d];
         }
         return out;
     }

@@ -16,7 +16,8 @@ import org.apache.lucene.util.BytesRef;
 
 /**
  * One segment's rows with a vector, decoded once per segment core and kept until the core closes: each row's
- * leaf document id, its grid vector ({@code vector_grid}: 256 int32 grid units) and its corpus order.
+ * leaf document id, its grid vector ({@code vector_grid}: one int32 grid unit a dimension, 256 for the road table, up
+ * to 4,096 for an index of a user's own vectors) and its corpus order.
  *
  * <p>Why: read per question, the 6,000 vectors of a Texas-size state were 6 MB of binary doc values decompressed
  * every time, and their corpus orders 6,000 doc-values lookups; the query phase ranked every row by meaning in
@@ -25,7 +26,7 @@ import org.apache.lucene.util.BytesRef;
  * Lucene closes the core (merged away, or the index deleted), when a closed listener drops them. Deleted rows
  * are the reader's, not the core's: the ranking skips them per question by the reader's live docs.
  *
- * <p>Memory: 1,036 bytes a row (1,024 of grid units, 8 of order, 4 of id), charged before it is allocated to
+ * <p>Memory: {@link #rowBytes} a row (1,036 for 256 dimensions: 1,024 of grid units, 8 of order, 4 of id), charged before it is allocated to
  * the breaker given (the node's fielddata breaker, {@code indices.breaker.fielddata.limit}, which is what
  * OpenSearch charges its own per-segment field data to, and shows in {@code _nodes/stats/breaker}), and given back
  * when the core closes. The cache is bounded by the node setting {@code lawindex.vector_cache.size} (10% of the
@@ -39,14 +40,14 @@ import org.apache.lucene.util.BytesRef;
  */
 final class GridVectors {
     static final String FIELD = "vector_grid";
-    /** Bytes a cached row costs: its 256 grid units, its corpus order, its document id. */
-    static final long ROW_BYTES = 4L * Embedder.DIMENSION + 8 + 4;
+    /** Bytes a cached row of the road table's vectors costs (rowBytes of its 256 dimensions). */
+    static final long ROW_BYTES = rowBytes(Embedder.DIMENSION);
     /** Rows decoded between two checks of the request's cancellation (a row is 1 KB decompressed and copied). */
     static final int CHECK_EVERY = 1024;
 
     /** Leaf document ids with a vector, ascending. */
     final int[] docs;
-    /** {@code docs.length} rows of {@link Embedder#DIMENSION} grid units, row after row. */
+    /** {@code docs.length} rows of the question's dimension of grid units, row after row. */
     final int[] units;
     /** Each row's corpus order (the order field; Long.MAX_VALUE where it has none: after every row with one). */
     final long[] orders;
@@ -70,6 +71,11 @@ final class GridVectors {
         return docs.length;
     }
 
+    /** Bytes a cached row of {@code dimension} grid units costs: its units, its corpus order, its document id. */
+    static long rowBytes(int dimension) {
+        return 4L * dimension + 8 + 4;
+    }
+
 
     /** The cache's bound in bytes (lawindex.vector_cache.size; set by the plugin from the node's settings). */
     private static volatile long limit = 64L << 20;
@@ -86,20 +92,23 @@ final class GridVectors {
     private static final class Key {
         final IndexReader.CacheKey core;
         final String orderField;
+        final int dimension;
 
-        Key(IndexReader.CacheKey core, String orderField) {
+        Key(IndexReader.CacheKey core, String orderField, int dimension) {
             this.core = core;
             this.orderField = orderField;
+            this.dimension = dimension;
         }
 
         @Override
         public boolean equals(Object other) {
-            return other instanceof Key && ((Key) other).core == core && ((Key) other).orderField.equals(orderField);
+            return other instanceof Key && ((Key) other).core == core && ((Key) other).orderField.equals(orderField)
+                && ((Key) other).dimension == dimension;
         }
 
         @Override
         public int hashCode() {
-            return 31 * System.identityHashCode(core) + orderField.hashCode();
+            return 31 * (31 * System.identityHashCode(core) + orderField.hashCode()) + dimension;
         }
     }
 
@@ -117,20 +126,22 @@ final class GridVectors {
     }
 
     /**
-     * The segment's rows with a vector and their orders: cached per core where the reader has one (charged to
+     * The segment's rows with a vector of {@code dimension} grid units (the question's: a stored vector of another
+     * length is refused) and their orders: cached per core where the reader has one (charged to
      * {@code cacheBreaker}), else decoded for this request alone (charged to {@code work}'s breaker, released
      * with it). {@code work}'s cancellation is checked every {@link #CHECK_EVERY} rows decoded.
      */
-    static GridVectors of(LeafReader reader, String orderField, Work.Breaker cacheBreaker, Work work) throws IOException {
+    static GridVectors of(LeafReader reader, String orderField, int dimension, Work.Breaker cacheBreaker, Work work)
+        throws IOException {
         IndexReader.CacheHelper helper = reader.getCoreCacheHelper();
         if (helper == null) {  // a reader whose core cannot be told apart: nothing kept
-            return decode(reader, orderField, work, work::charge, work::release);
+            return decode(reader, orderField, dimension, work, work::charge, work::release);
         }
         IndexReader.CacheKey core = helper.getKey();
-        Key key = new Key(core, orderField);
+        Key key = new Key(core, orderField, dimension);
         // Charged for every document before it is read: a segment past the bound is never cached.
-        if (ROW_BYTES * reader.maxDoc() > limit) {
-            return decode(reader, orderField, work, work::charge, work::release);
+        if (rowBytes(dimension) * reader.maxDoc() > limit) {
+            return decode(reader, orderField, dimension, work, work::charge, work::release);
         }
         Slot slot = CACHE.computeIfAbsent(key, k -> new Slot());
         GridVectors vectors;
@@ -146,7 +157,7 @@ final class GridVectors {
             }
             Work.Breaker breaker = Objects.requireNonNull(cacheBreaker);
             String label = "lawindex vector_grid of a segment";
-            vectors = decode(reader, orderField, work, bytes -> breaker.charge(bytes, label), breaker::release);
+            vectors = decode(reader, orderField, dimension, work, bytes -> breaker.charge(bytes, label), breaker::release);
             if (slot.closed) {  // the core closed while it was decoded: keep nothing
                 breaker.release(vectors.bytes);
                 return vectors;
@@ -237,20 +248,20 @@ final class GridVectors {
      * index gives every row but its statistics document a vector), trimmed to the rows found and the rest given
      * back. On any failure (cancellation, a malformed vector, the breaker) the whole charge is given back.
      */
-    private static GridVectors decode(LeafReader reader, String orderField, Work work, Charge charge, Release release)
-        throws IOException {
+    private static GridVectors decode(LeafReader reader, String orderField, int dimension, Work work, Charge charge,
+                                      Release release) throws IOException {
         BinaryDocValues values = reader.getBinaryDocValues(FIELD);
         int maxDoc = reader.maxDoc();
-        if (values != null && (long) maxDoc * Embedder.DIMENSION > Integer.MAX_VALUE - 8) {
+        if (values != null && (long) maxDoc * dimension > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("a segment of " + maxDoc + " documents is past what the lawindex query ranks"
-                + " by meaning (" + (Integer.MAX_VALUE / Embedder.DIMENSION) + " rows a segment)");
+                + " by meaning (" + (Integer.MAX_VALUE / dimension) + " rows a segment of " + dimension + " dimensions)");
         }
         // Without the field, only the ids of the segment's laws (all of them bare) may be kept.
-        long charged = (values == null ? 4L : ROW_BYTES) * maxDoc;
+        long rowBytes = rowBytes(dimension);
+        long charged = (values == null ? 4L : rowBytes) * maxDoc;
         charge.charge(charged);
         boolean kept = false;
         try {
-            int dimension = Embedder.DIMENSION;
             int[] docs = new int[values == null ? 0 : maxDoc];
             int[] units = new int[docs.length * dimension];
             long[] orders = new long[docs.length];
@@ -268,7 +279,7 @@ final class GridVectors {
                 }
             }
             int[] bare = bare(reader, orderField, docs, count, work);
-            long bytes = ROW_BYTES * count + 4L * bare.length;
+            long bytes = rowBytes * count + 4L * bare.length;
             GridVectors vectors = count == docs.length ? new GridVectors(docs, units, orders, bare, bytes)
                 : new GridVectors(Arrays.copyOf(docs, count), Arrays.copyOf(units, count * dimension),
                     Arrays.copyOf(orders, count), bare, bytes);
@@ -310,8 +321,8 @@ final class GridVectors {
 
     /**
      * One stored vector's grid units into {@code units} at {@code at}. OpenSearch's binary doc values hold a count
-     * of values (vInt), then each value as its length (vInt) and bytes: one value of 1,024 bytes, 256 little-endian
-     * int32.
+     * of values (vInt), then each value as its length (vInt) and bytes: one value of 4 bytes a dimension (1,024 for
+     * the road table's 256), little-endian int32.
      */
     static void read(BytesRef stored, int[] units, int at, int dimension) {
         byte[] b = stored.bytes;

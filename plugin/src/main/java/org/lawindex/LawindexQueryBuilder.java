@@ -1,7 +1,9 @@
 package org.lawindex;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,6 +22,7 @@ import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
+import org.opensearch.index.mapper.DocumentMapper;
 import org.opensearch.index.mapper.MappedFieldType;
 import org.opensearch.index.mapper.TextSearchInfo;
 import org.opensearch.index.query.AbstractQueryBuilder;
@@ -46,6 +49,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     private static final ParseField RRF_K = new ParseField("rrf_k");
     private static final ParseField WORDS_WEIGHT = new ParseField("words_weight");
     private static final ParseField MEANING_WEIGHT = new ParseField("meaning_weight");
+    private static final ParseField VECTOR = new ParseField("vector");
 
     private final String question;
     private final String field;
@@ -54,6 +58,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     private int rrfK = Fusion.RRF_K;
     private double wordsWeight = Fusion.WORDS_WEIGHT;
     private double meaningWeight = Fusion.MEANING_WEIGHT;
+    /** The question's own vector (by meaning or hybrid), checked by the contract; null: the node embeds the text. */
+    private double[] vector;
 
     /** By meaning or hybrid (Fusion), parameters already checked. */
     public LawindexQueryBuilder way(String by, int rrfK, double wordsWeight, double meaningWeight) {
@@ -77,6 +83,16 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         return question;
     }
 
+    /** The question's own vector (already checked by the contract), or null for none. */
+    public LawindexQueryBuilder vector(double[] vector) {
+        this.vector = vector == null ? null : vector.clone();
+        return this;
+    }
+
+    double[] vector() {
+        return vector == null ? null : vector.clone();
+    }
+
     public LawindexQueryBuilder(StreamInput in) throws IOException {
         super(in);
         question = in.readString();
@@ -86,6 +102,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         rrfK = in.readInt();
         wordsWeight = in.readDouble();
         meaningWeight = in.readDouble();
+        vector = in.readBoolean() ? in.readDoubleArray() : null;
     }
 
     @Override
@@ -97,6 +114,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         out.writeInt(rrfK);
         out.writeDouble(wordsWeight);
         out.writeDouble(meaningWeight);
+        out.writeBoolean(vector != null);
+        if (vector != null) {
+            out.writeDoubleArray(vector);
+        }
     }
 
     @Override
@@ -113,6 +134,13 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             builder.field(WORDS_WEIGHT.getPreferredName(), wordsWeight);
             builder.field(MEANING_WEIGHT.getPreferredName(), meaningWeight);
         }
+        if (vector != null) {
+            builder.startArray(VECTOR.getPreferredName());
+            for (double value : vector) {
+                builder.value(value);
+            }
+            builder.endArray();
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -124,6 +152,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         while ((token = parser.nextToken()) != XContentParser.Token.END_OBJECT) {
             if (token == XContentParser.Token.FIELD_NAME) {
                 current = parser.currentName();
+            } else if (VECTOR.match(current, parser.getDeprecationHandler())) {
+                parsed.vector(parser, token);
             } else if (token.isValue()) {
                 parsed.read(parser, current, token);
             } else if (FUSION.contains(current)) {
@@ -153,6 +183,46 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         /** The fusion parameters given: their values (Long, Double, or the text of anything else) and text. */
         final Map<String, Object> fusion = new LinkedHashMap<>();
         final Map<String, String> spelled = new LinkedHashMap<>();
+        /** The vector given: how many values, the first max_length + 1 of them (Long, Double or null), as spelled. */
+        int vectorCount = -1;
+        Object[] vectorValues;
+        String[] vectorSpelled;
+        boolean vectorNotArray;
+
+        /** {@code "vector": [numbers]}: each value read as the contract checks it, at most max_length + 1 kept. */
+        void vector(XContentParser parser, XContentParser.Token token) throws IOException {
+            if (token != XContentParser.Token.START_ARRAY) {
+                vectorNotArray = true;
+                parser.skipChildren();
+                return;
+            }
+            int kept = Contract.shipped().vectorMaxLength() + 1;
+            List<Object> values = new ArrayList<>();
+            List<String> texts = new ArrayList<>();
+            int count = 0;
+            XContentParser.Token item;
+            while ((item = parser.nextToken()) != XContentParser.Token.END_ARRAY) {
+                Object value = null;
+                String text = null;
+                if (item == XContentParser.Token.VALUE_NUMBER) {
+                    value = number(parser);
+                    text = parser.text();
+                    if (value instanceof String) {  // an integer past a long: its double is BigInteger's (Infinity past float64)
+                        value = new BigInteger(text);
+                    }
+                } else if (item == XContentParser.Token.START_ARRAY || item == XContentParser.Token.START_OBJECT) {
+                    parser.skipChildren();
+                }
+                if (count < kept) {
+                    values.add(value);
+                    texts.add(text);
+                }
+                count++;
+            }
+            vectorCount = count;
+            vectorValues = values.toArray();
+            vectorSpelled = texts.toArray(new String[0]);
+        }
 
         void read(XContentParser parser, String name, XContentParser.Token token) throws IOException {
             if (BOOST_FIELD.match(name, parser.getDeprecationHandler())) {
@@ -195,9 +265,24 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             if (refusal != null) {
                 throw refused(parser, refusal);
             }
+            double[] given = null;
+            if (vectorNotArray) {
+                throw refused(parser, Contract.shipped().message("vector_type"));
+            }
+            if (vectorCount >= 0) {
+                String wrong = Contract.shipped().vectorRefusal(by, vectorCount, vectorValues, vectorSpelled);
+                if (wrong != null) {
+                    throw refused(parser, wrong);
+                }
+                given = new double[vectorCount];
+                for (int i = 0; i < vectorCount; i++) {
+                    given[i] = ((Number) vectorValues[i]).doubleValue();
+                }
+            }
             LawindexQueryBuilder built = new LawindexQueryBuilder(question, field, order).way(by,
                 fusion.containsKey("rrf_k") ? ((Long) fusion.get("rrf_k")).intValue() : Fusion.RRF_K,
                 weight("words_weight", Fusion.WORDS_WEIGHT), weight("meaning_weight", Fusion.MEANING_WEIGHT));
+            built.vector = given;
             built.boost(boost);
             built.queryName(queryName);
             return built;
@@ -212,7 +297,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     private static final Set<String> FUSION = Set.of("rrf_k", "words_weight", "meaning_weight");
 
     private static ParsingException unknown(XContentParser parser, String name) {
-        return refused(parser, "takes question, by, rrf_k, words_weight, meaning_weight, field, order, boost and _name; not ["
+        return refused(parser, "takes question, by, rrf_k, words_weight, meaning_weight, vector, field, order, boost and _name; not ["
             + name + "]");
     }
 
@@ -295,12 +380,67 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             return wordsQuery(context, type);
         }
         OrderField.check(context, order); // ties in corpus order, by meaning too
-        // The node embeds the question itself (Embedder: bit-equal to lawindex's Python embedder); a question
-        // with nothing to embed (no letter or digit) is near no row, and hybrid is then words' part alone.
-        int[] grid = Embedder.nothingToEmbed(question) ? new int[Embedder.DIMENSION] : Embedder.shipped().grid(question);
+        int[] grid = grid(context);
         LawindexQuery words = Fusion.HYBRID.equals(by) ? wordsQuery(context, type) : null;
         return new MeaningQuery(question, grid, order, Fusion.HYBRID.equals(by), words, rrfK, wordsWeight, meaningWeight,
             RequestBreaker.of(context), RequestBreaker.fielddata(context));
+    }
+
+    /**
+     * The question's grid vector. Its own ({@code vector}), of the length of the index's vectors, put on the grid as a
+     * row's is ({@link Embedder#gridOf}); else, where the index's questions are embedded by the node (the road table),
+     * the node's embedding of the text (bit-equal to lawindex's Python embedder), a question with nothing to embed (no
+     * letter or digit) near no row (hybrid is then words' part alone); an index whose vectors the node cannot make a
+     * question's of ({@code questions: client}: a transformer's, a user's own) needs the vector: a 400 naming it.
+     */
+    private int[] grid(QueryShardContext context) {
+        Meaning meaning = Meaning.of(context);
+        if (vector != null) {
+            if (vector.length != meaning.dimension) {
+                throw new IllegalArgumentException("[" + NAME + "] " + Contract.shipped().message("vector_dimension", "value",
+                    Integer.toString(vector.length), "dimension", Integer.toString(meaning.dimension)));
+            }
+            return Embedder.gridOf(vector);
+        }
+        if (!meaning.questionsOnNode) {
+            throw new IllegalArgumentException("[" + NAME + "] " + Contract.shipped().message("vector_needed", "index",
+                context.index().getName(), "model", meaning.model));
+        }
+        return Embedder.nothingToEmbed(question) ? new int[Embedder.DIMENSION] : Embedder.shipped().grid(question);
+    }
+
+    /** An index's meaning as its {@code _meta.lawindex.meaning} records it (lawindex's load writes it). */
+    static final class Meaning {
+        final String model;
+        final int dimension;
+        final boolean questionsOnNode;
+
+        Meaning(String model, int dimension, boolean questionsOnNode) {
+            this.model = model;
+            this.dimension = dimension;
+            this.questionsOnNode = questionsOnNode;
+        }
+
+        /** The index's; an index without the record (an older load, a hand-made index): the road table's. */
+        static Meaning of(QueryShardContext context) {
+            DocumentMapper mapper = context.getMapperService() == null ? null : context.getMapperService().documentMapper();
+            Map<String, Object> meta = mapper == null ? null : mapper.meta();
+            return of(meta);
+        }
+
+        static Meaning of(Map<String, Object> meta) {
+            Object lawindex = meta == null ? null : meta.get("lawindex");
+            Object meaning = lawindex instanceof Map ? ((Map<?, ?>) lawindex).get("meaning") : null;
+            if (!(meaning instanceof Map)) {
+                return new Meaning(Embedder.MODEL, Embedder.DIMENSION, true);
+            }
+            Map<?, ?> record = (Map<?, ?>) meaning;
+            Object model = record.get("model");
+            Object dimension = record.get("dimension");
+            return new Meaning(model instanceof String ? (String) model : Embedder.MODEL,
+                dimension instanceof Number ? ((Number) dimension).intValue() : Embedder.DIMENSION,
+                !"client".equals(record.get("questions")));
+        }
     }
 
     /** The field asked: mapped, on every way (a misspelt field once answered 200 with no hits by words, with hits
@@ -354,12 +494,12 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     protected boolean doEquals(LawindexQueryBuilder other) {
         return question.equals(other.question) && field.equals(other.field) && order.equals(other.order)
             && by.equals(other.by) && rrfK == other.rrfK && Double.compare(wordsWeight, other.wordsWeight) == 0
-            && Double.compare(meaningWeight, other.meaningWeight) == 0;
+            && Double.compare(meaningWeight, other.meaningWeight) == 0 && Arrays.equals(vector, other.vector);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(question, field, order, by, rrfK, wordsWeight, meaningWeight);
+        return Objects.hash(question, field, order, by, rrfK, wordsWeight, meaningWeight, Arrays.hashCode(vector));
     }
 
     @Override

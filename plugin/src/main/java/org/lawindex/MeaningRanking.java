@@ -17,8 +17,8 @@ import org.apache.lucene.util.IntroSorter;
  * whole before Lucene collects a hit:
  *
  * <ul>
- *   <li>meaning: every row with a vector (the field {@code vector_grid}: 256 little-endian int32, each
- *       component times 2^20), by its cosine with the question's vector: the exact long dot product of the
+ *   <li>meaning: every row with a vector (the field {@code vector_grid}: one little-endian int32 a dimension, 256
+ *       for the road table, up to 4,096 for a user's own vectors, each component times 2^20), by its cosine with the question's vector: the exact long dot product of the
  *       grid units (below 2^48) times 2^-40, which is the float64 dot product Python computes, to the bit;
  *       best first, equal cosines in corpus order;</li>
  *   <li>hybrid: the weighted reciprocal-rank fusion (docs/fusion.md) of the full words ranking (every
@@ -103,7 +103,8 @@ final class MeaningRanking implements Ranked {
         int maxDoc = reader.maxDoc();
         List<LeafReaderContext> leaves = reader.leaves();
         // Near no row (nothing to embed): no segment is read, and hybrid is words' part alone.
-        GridVectors[] segments = near(question) ? segments(leaves, orderField, cacheBreaker, work) : new GridVectors[leaves.size()];
+        GridVectors[] segments = near(question) ? segments(leaves, orderField, question.length, cacheBreaker, work)
+            : new GridVectors[leaves.size()];
         int rows = 0;
         for (GridVectors segment : segments) {
             rows += segment == null ? 0 : segment.rows();
@@ -143,12 +144,12 @@ final class MeaningRanking implements Ranked {
     }
 
     /** Each segment's vectors (kept per segment core), a live law without one refused. */
-    private static GridVectors[] segments(List<LeafReaderContext> leaves, String orderField, Work.Breaker cacheBreaker,
-                                          Work work) throws IOException {
+    private static GridVectors[] segments(List<LeafReaderContext> leaves, String orderField, int dimension,
+                                          Work.Breaker cacheBreaker, Work work) throws IOException {
         GridVectors[] segments = new GridVectors[leaves.size()];
         for (LeafReaderContext leaf : leaves) {
             work.checkCancelled();
-            segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, cacheBreaker, work);
+            segments[leaf.ord] = GridVectors.of(leaf.reader(), orderField, dimension, cacheBreaker, work);
             refuseBare(leaf, segments[leaf.ord], orderField);
         }
         return segments;
