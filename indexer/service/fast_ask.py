@@ -23,7 +23,7 @@ from indexer.service.responses import JSON_BYTES, RETRY_AFTER, internal_error
 
 _ASK_PATH = re.compile(r"/v1/states/([^/]+)/ask")
 _LIMIT = re.compile(r"[0-9]{1,3}")
-_FASTAPI_PARAMS = frozenset(("by", *FUSION))  # asked by meaning or hybrid
+_FASTAPI_PARAMS = frozenset(("by", *FUSION, "vector"))  # asked by meaning or hybrid (a vector: refused by words)
 
 
 class FastAsk:

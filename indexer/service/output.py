@@ -73,6 +73,9 @@ DESCRIPTIONS = {
     " not both 0",
     "meaning_weight": "the meaning weight of the fusion (by=hybrid only): 0 or a number from 1e-6 to 1e6; the two"
     " weights not both 0",
+    "vector": "the question's own vector (by=meaning or hybrid only), from the embedder that made the state's rows' own"
+    " vectors: 1 to 4096 finite numbers, each at most 1e150 in magnitude, not all 0 (docs/meaning.md); on GET a JSON"
+    " array",
 }
 
 
@@ -82,6 +85,9 @@ def schema_of(name: str) -> dict[str, Any]:
     if name == "by":
         return {"type": "string", "enum": [way.value for way in Way], "default": DEFAULT_WAY.value}
     rule = parameter(name)
+    if rule["type"] == "vector":
+        number = {"type": "number", "minimum": -rule["max_abs"], "maximum": rule["max_abs"]}
+        return {"type": "array", "items": number, "minItems": rule["min_length"], "maxItems": rule["max_length"]}
     if rule["type"] == "integer":
         return {"type": "integer", "minimum": rule["min"], "maximum": rule["max"], "default": rule["default"]}
     # A weight is 0 or within [min, max]: the two as alternatives, so that a schema-driven client (schemathesis)
@@ -273,10 +279,12 @@ class BatchIn(BaseModel):
     meaning_weight: float | None = Field(
         default=None, description=DESCRIPTIONS["meaning_weight"], json_schema_extra=schema_of("meaning_weight")
     )
+    # Any JSON: the contract's rules check it (indexer.retrieval.request.checked_vector), with their messages.
+    vector: Any = Field(default=None, description=DESCRIPTIONS["vector"], json_schema_extra=schema_of("vector"))
 
     def given(self) -> dict[str, object]:
         """The question's parameters as the contract names them (None: not given)."""
-        return {name: getattr(self, name) for name in ("by", "limit", *FUSION)}
+        return {name: getattr(self, name) for name in ("by", "limit", *FUSION, "vector")}
 
     @field_validator("questions")
     @classmethod

@@ -3,6 +3,7 @@ refusals, the probes, the two asks, the lookups), each route answering what the 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -207,7 +208,7 @@ def _ask_one(app: FastAPI, engine: OpenSearchEngine) -> None:
 
 # The question's parameters besides `q` (contract/request.json's names), read from the query string as given: the
 # contract's checks, not FastAPI's, say what is wrong with one (and one the way does not take is refused).
-_ASKED = ("limit", "by", *FUSION)
+_ASKED = ("limit", "by", *FUSION, "vector")
 _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
@@ -222,6 +223,9 @@ def _given(query: Mapping[str, str]) -> dict[str, object]:
             given[name] = text
             continue
         kind = parameter(name)["type"]
+        if kind == "vector":  # a JSON array; anything else is kept as text, and refused by the contract
+            given[name] = _json_or_text(text)
+            continue
         if kind == "integer" and _INTEGER.fullmatch(text):
             given[name] = int(text)
         elif kind == "weight" and _NUMBER.fullmatch(text):
@@ -231,6 +235,14 @@ def _given(query: Mapping[str, str]) -> dict[str, object]:
     return given
 
 
+def _json_or_text(text: str) -> object:
+    """`text` as JSON (NaN and Infinity read as Python reads them: the contract refuses them by name), else itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def _documented(name: str) -> dict[str, Any]:
     """One of the question's parameters as the OpenAPI schema lists it (its rule from the contract)."""
     return {
@@ -238,7 +250,7 @@ def _documented(name: str) -> dict[str, Any]:
         "in": "query",
         "required": False,
         "description": DESCRIPTIONS[name],
-        "schema": schema_of(name),
+        "schema": {"type": "string"} if name == "vector" else schema_of(name),
     }
 
 

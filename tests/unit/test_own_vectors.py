@@ -217,3 +217,40 @@ def test_ask_vector_from_a_file(tmp_path: Path) -> None:
         assert done.exit_code == 2 and problem in done.output, done.output
     done = runner.invoke(app, [*base, "--by", "meaning"])
     assert done.exit_code == 2 and "--vector-from" in done.output
+
+
+def test_serve_refuses_a_bad_vector_before_asking_the_cluster() -> None:
+    from fastapi.testclient import TestClient
+
+    from indexer.opensearch.cluster.connection import Connection
+    from indexer.service.routes import create_app
+
+    # Nothing listens on the discard port: each of these is refused before any request to a cluster.
+    client = TestClient(create_app(Connection(url="http://127.0.0.1:9")))
+    for params, message in (
+        ({"vector": "[1, 2]"}, "vector: only meaning, hybrid takes it, not by words"),
+        ({"by": "meaning", "vector": "[1, NaN]"}, f"vector: vector[1] is NaN, {OUT}"),
+        ({"by": "meaning", "vector": "[1e308]"}, f"vector: vector[0] is 1e+308, {OUT}"),
+        ({"by": "hybrid", "vector": "1, 2"}, "vector: must be an array of numbers"),
+        ({"by": "hybrid", "vector": '["1"]'}, "vector: vector[0] is not a number"),
+        ({"by": "meaning", "vector": "[0, 0]"}, f"vector: {ZERO}"),
+        ({"by": "meaning", "vector": json.dumps([0.5] * 4097)}, "vector: 4097 numbers, not from 1 to 4096"),
+    ):
+        got = client.get("/v1/states/TX/ask", params={"q": "fire hydrant", **params})
+        assert got.status_code == 400 and got.json()["error"] == message, (params, got.text)
+    for body, message in (
+        ({"by": "meaning", "vector": [1, "x"]}, "vector: vector[1] is not a number"),
+        ({"vector": [1.0]}, "vector: only meaning, hybrid takes it, not by words"),
+        ({"by": "hybrid", "vector": {"a": 1}}, "vector: must be an array of numbers"),
+    ):
+        batch = client.post("/v1/states/TX/ask", json={"questions": ["fire hydrant"], **body})
+        assert batch.status_code == 400 and batch.json()["error"] == message, (body, batch.text)
+    nan = client.post(
+        "/v1/states/TX/ask",
+        content=b'{"questions": ["q"], "by": "meaning", "vector": [1, NaN]}',
+        headers={"content-type": "application/json"},
+    )
+    assert nan.status_code == 400, nan.text
+    schema = client.get("/openapi.json").json()
+    listed = {one["name"] for one in schema["paths"]["/v1/states/{state}/ask"]["get"]["parameters"]}
+    assert "vector" in listed
