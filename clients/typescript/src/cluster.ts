@@ -17,6 +17,9 @@ export interface ClusterAskOptions {
   wordsWeight?: number;
   /** By hybrid only: the meaning part's weight (0, or 1e-6 to 1e6). */
   meaningWeight?: number;
+  /** By meaning or hybrid: the question's own vector (the plugin puts it on the grid as it does a row's); required
+   * by an index of a user's own vectors (`questions: client`), whose length it must have. */
+  vector?: readonly number[];
 }
 
 /** What the cluster answers for one question: the hits, typed as the service's (`score` is the engine's
@@ -57,6 +60,7 @@ export function lawindexQuery(question: string, options: ClusterAskOptions = {})
     if (options.wordsWeight !== undefined) query.words_weight = options.wordsWeight;
     if (options.meaningWeight !== undefined) query.meaning_weight = options.meaningWeight;
   }
+  if (options.vector !== undefined) query.vector = [...options.vector];
   return { size: options.limit ?? RETRIEVED_LAWS, _source: ["id", "kind", "law"], query: { lawindex: query } };
 }
 

@@ -157,6 +157,9 @@ export interface AskOptions {
   wordsWeight?: number;
   /** The meaning ranking's weight in the fusion (by hybrid; the service's default, 4). */
   meaningWeight?: number;
+  /** By meaning or hybrid: the question's own vector, from the embedder that made the state's own vectors
+   * (docs/meaning.md); required for such a state, where lawindex cannot embed the question. */
+  vector?: readonly number[];
 }
 
 /** A client of one `lawindex serve`, e.g. `new LawindexClient("http://127.0.0.1:8077")`. */
@@ -183,6 +186,7 @@ export class LawindexClient {
     if (options.rrfK !== undefined) query.set("rrf_k", String(options.rrfK));
     if (options.wordsWeight !== undefined) query.set("words_weight", String(options.wordsWeight));
     if (options.meaningWeight !== undefined) query.set("meaning_weight", String(options.meaningWeight));
+    if (options.vector !== undefined) query.set("vector", JSON.stringify(options.vector));
     return this.request<Answer>(`/v1/states/${encodeURIComponent(state)}/ask?${query}`);
   }
 
@@ -205,6 +209,7 @@ export class LawindexClient {
       ...(options.rrfK !== undefined ? { rrf_k: options.rrfK } : {}),
       ...(options.wordsWeight !== undefined ? { words_weight: options.wordsWeight } : {}),
       ...(options.meaningWeight !== undefined ? { meaning_weight: options.meaningWeight } : {}),
+      ...(options.vector !== undefined ? { vector: options.vector } : {}),
     };
     const answered = await this.request<{ answers: (Answer | QuestionError)[] }>(
       `/v1/states/${encodeURIComponent(state)}/ask`,

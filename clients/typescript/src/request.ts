@@ -21,6 +21,8 @@ export interface Asked {
   rrfK?: number;
   wordsWeight?: number;
   meaningWeight?: number;
+  /** By meaning or hybrid only: the question's own vector, from the embedder that made the state's own vectors. */
+  vector?: readonly number[];
 }
 
 type Kind = keyof typeof CONTRACT.messages;
@@ -65,17 +67,41 @@ export function checkAsked(question: string, asked: Asked): Way {
       throw refusal("not_for_way", { name, way, ways: takers.join(", ") });
     }
   }
+  const takers: readonly string[] = CONTRACT.parameters.vector.ways;
+  if (asked.vector !== undefined && !takers.includes(way)) {
+    throw refusal("not_for_way", { name: "vector", way, ways: takers.join(", ") });
+  }
   if (way === "hybrid") {
     if (asked.rrfK !== undefined) integer("rrf_k", asked.rrfK);
     const words = asked.wordsWeight === undefined ? WORDS_WEIGHT : weight("words_weight", asked.wordsWeight);
     const meaning = asked.meaningWeight === undefined ? MEANING_WEIGHT : weight("meaning_weight", asked.meaningWeight);
     if (words === 0 && meaning === 0) throw refusal("weights_both_zero");
   }
+  if (asked.vector !== undefined) checkVector(asked.vector);
   const characters = [...question].length; // code points, as Python's len() counts them
   const most = CONTRACT.parameters.question.max_chars;
   if (characters > most) throw refusal("question_too_long", { value: characters, max: most });
   if (asked.limit !== undefined) integer("limit", asked.limit);
   return way;
+}
+
+/** A question's own vector checked by the contract's rules (as lawindex's request.checked_vector): an array of
+ * min_length to max_length numbers, each finite and within max_abs (so no square overflows), the largest at least
+ * min_largest; BadRequest with the contract's message otherwise. */
+export function checkVector(vector: unknown): void {
+  const rule = CONTRACT.parameters.vector;
+  if (!Array.isArray(vector)) throw refusal("vector_type");
+  if (vector.length < rule.min_length || vector.length > rule.max_length) {
+    throw refusal("vector_length", { value: vector.length, min: rule.min_length, max: rule.max_length });
+  }
+  let largest = 0;
+  for (let index = 0; index < vector.length; index++) {
+    const value: unknown = vector[index];
+    if (typeof value !== "number") throw refusal("vector_number", { index });
+    if (!(value >= -rule.max_abs && value <= rule.max_abs)) throw refusal("vector_range", { index, value, max: rule.max_abs });
+    largest = Math.max(largest, Math.abs(value));
+  }
+  if (largest < rule.min_largest) throw refusal("vector_zero", { min: rule.min_largest });
 }
 
 /** False for a question with nothing to embed (no [a-z0-9] after lowercasing, the spec's alphabet): it is near no row, by

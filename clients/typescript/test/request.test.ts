@@ -9,7 +9,7 @@ import { BadRequest, CONTRACT, ClusterClient, LawindexClient, checkAsked, hasMea
 
 interface Case {
   question: string | { repeat: string; times: number };
-  given: { by?: string; limit?: number; rrf_k?: number; words_weight?: number; meaning_weight?: number };
+  given: { by?: string; limit?: number; rrf_k?: number; words_weight?: number; meaning_weight?: number; vector?: unknown };
   refused: string | null;
 }
 
@@ -21,13 +21,14 @@ function questionOf(one: Case): string {
 }
 
 function asked(one: Case): Parameters<typeof checkAsked>[1] {
-  const { by, limit, rrf_k: rrfK, words_weight: wordsWeight, meaning_weight: meaningWeight } = one.given;
+  const { by, limit, rrf_k: rrfK, words_weight: wordsWeight, meaning_weight: meaningWeight, vector } = one.given;
   return {
     ...(by !== undefined ? { by } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(rrfK !== undefined ? { rrfK } : {}),
     ...(wordsWeight !== undefined ? { wordsWeight } : {}),
     ...(meaningWeight !== undefined ? { meaningWeight } : {}),
+    ...(vector !== undefined ? { vector: vector as number[] } : {}),
   };
 }
 
@@ -67,4 +68,16 @@ test("a question with no letter or digit has nothing to embed", () => {
     assert.equal(hasMeaning(question), false, JSON.stringify(question));
   }
   for (const question of ["a", "5", " x ", "?a", "¿qué?", "İ", "\u212a", "Z9"]) assert.equal(hasMeaning(question), true, question);
+});
+
+test("a question's own vector: its length's edges, and the raw query carries it", () => {
+  const edge = [...Array<number>(4095).fill(0), 1e-150];
+  assert.doesNotThrow(() => checkAsked("q", { by: "meaning", vector: edge }));
+  assert.throws(
+    () => checkAsked("q", { by: "meaning", vector: Array<number>(4097).fill(0.5) }),
+    (error: unknown) => error instanceof BadRequest && error.message === "vector: 4097 numbers, not from 1 to 4096",
+  );
+  assert.throws(() => checkAsked("q", { by: "meaning", vector: [1, Number.NaN] }), /vector\[1\] is NaN, not a finite number/);
+  const body = lawindexQuery("q", { by: "hybrid", vector: [0.25, -1, 3e-7] }) as { query: { lawindex: { vector: number[] } } };
+  assert.deepEqual(body.query.lawindex.vector, [0.25, -1, 3e-7]);
 });
