@@ -256,6 +256,7 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
     from `words_path`): the reference engine's, ids and order."""
     from indexer.opensearch.cluster.connection import errors_translated
     from indexer.opensearch.read.rescore import law_of
+    from indexer.opensearch.read.statistics import Moved
     from indexer.retrieval.meaning import asked_vector as vector_for
     from indexer.retrieval.words import words
 
@@ -271,7 +272,12 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
                 if attempt == 0:
                     continue  # the cached generation may be an old one: asked again of the alias's own
                 raise
-            terms = stats.spelling.terms(words(question))
+            try:
+                terms = stats.spelling.terms(words(question))
+            except Moved as moved:  # a reload deleted the generation these statistics are of: the alias's own, once
+                if attempt == 0:
+                    continue
+                moved.fail(state, engine.connection.namespace)
             if not request.embeddable:  # nothing to embed (indexer.retrieval.request): near no row
                 return Answer(state, question, words(question), terms, [], **fields, reached=[])
             model, dimension = _model_of(stats)
