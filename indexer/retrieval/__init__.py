@@ -14,6 +14,7 @@ __all__ = [
     "lexicon",
     "meaning",
     "model_files",
+    "own_vectors",
     "reference",
     "request",
     "scoring",
