@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
@@ -77,8 +78,11 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         return question;
     }
 
+    /** The query as another node sent it (Wire): its wire version, the fields of wire 1, then the parameters added
+     * since that the sender set; one this build does not know is a 400 naming it. */
     public LawindexQueryBuilder(StreamInput in) throws IOException {
         super(in);
+        int wire = Wire.readHeader(in);
         question = in.readString();
         field = in.readString();
         order = in.readString();
@@ -86,10 +90,12 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         rrfK = in.readInt();
         wordsWeight = in.readDouble();
         meaningWeight = in.readDouble();
+        new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);
     }
 
     @Override
     protected void doWriteTo(StreamOutput out) throws IOException {
+        Wire.writeHeader(out, Wire.VERSION);
         out.writeString(question);
         out.writeString(field);
         out.writeString(order);
@@ -97,6 +103,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         out.writeInt(rrfK);
         out.writeDouble(wordsWeight);
         out.writeDouble(meaningWeight);
+        new Wire.Out().writeTo(out);
     }
 
     @Override
@@ -118,6 +125,15 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     }
 
     public static LawindexQueryBuilder fromXContent(XContentParser parser) throws IOException {
+        return fromXContent(parser, Map::of);
+    }
+
+    /**
+     * The query as a request spells it, on the coordinating node: `nodes` gives every node that may hold a shard
+     * with its wire version (LawindexPlugin#wireVersions), and a parameter some node's build cannot read is a 400
+     * naming the parameter and the node (Wire#refusal), before anything is sent.
+     */
+    public static LawindexQueryBuilder fromXContent(XContentParser parser, Supplier<Map<String, Integer>> nodes) throws IOException {
         Parsed parsed = new Parsed();
         String current = null;
         XContentParser.Token token;
@@ -125,6 +141,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             if (token == XContentParser.Token.FIELD_NAME) {
                 current = parser.currentName();
             } else if (token.isValue()) {
+                parsed.given.add(current);
                 parsed.read(parser, current, token);
             } else if (FUSION.contains(current)) {
                 // "rrf_k": [5], "words_weight": {}: the contract's message for the parameter, the value described.
@@ -138,6 +155,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             } else {
                 throw unknown(parser, current);
             }
+        }
+        String refusal = Wire.refusal(parsed.given, Wire.PARAMETERS, nodes.get());
+        if (refusal != null) {
+            throw refused(parser, refusal);
         }
         return parsed.built(parser);
     }
@@ -153,6 +174,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         /** The fusion parameters given: their values (Long, Double, or the text of anything else) and text. */
         final Map<String, Object> fusion = new LinkedHashMap<>();
         final Map<String, String> spelled = new LinkedHashMap<>();
+        /** Every key given a value, for the wire's check (Wire#refusal). */
+        final Set<String> given = new LinkedHashSet<>();
 
         void read(XContentParser parser, String name, XContentParser.Token token) throws IOException {
             if (BOOST_FIELD.match(name, parser.getDeprecationHandler())) {
