@@ -1,23 +1,23 @@
 package org.lawindex;
 
+import java.util.Collection;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.opensearch.cluster.node.DiscoveryNode;
-import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.lifecycle.LifecycleComponent;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.core.common.unit.ByteSizeValue;
 import org.opensearch.index.IndexModule;
+import org.opensearch.plugins.Plugin;
 import org.opensearch.plugins.SearchPlugin;
 
 /**
  * The lawindex plugin: the {@code lawindex_bm25} similarity and the {@code lawindex} query, and the node attribute
  * {@code node.attr.lawindex_wire} that tells every node which wire form of the query this node reads (Wire).
  */
-public final class LawindexPlugin extends VersionedPlugin implements SearchPlugin {
+public final class LawindexPlugin extends Plugin implements SearchPlugin {
     /**
      * The longest question (in UTF-16 units, as Java and JavaScript count) the lawindex query takes on an
      * index; a longer one is a 400 that names this setting. 1,000,000 by default: the expansion's cost is
@@ -37,8 +37,6 @@ public final class LawindexPlugin extends VersionedPlugin implements SearchPlugi
     public static final Setting<ByteSizeValue> VECTOR_CACHE_SIZE = Setting.memorySizeSetting("lawindex.vector_cache.size",
         "10%", Setting.Property.NodeScope);
 
-    private volatile ClusterService clusterService;
-
     public LawindexPlugin(Settings settings) {
         GridVectors.limit(VECTOR_CACHE_SIZE.get(settings).getBytes());
     }
@@ -50,25 +48,10 @@ public final class LawindexPlugin extends VersionedPlugin implements SearchPlugi
         return Settings.builder().loadFromMap(Map.of("node.attr." + Wire.ATTRIBUTE, Integer.toString(Wire.VERSION))).build();
     }
 
+    /** ClusterNodes: the cluster's nodes and their wire versions, for the coordinating node's check. */
     @Override
-    void clusterService(ClusterService service) {
-        clusterService = service;
-    }
-
-    /** Every node that may hold a shard (data and search nodes), by name, with its wire version (Wire#of); none
-     * before the node has its cluster service. One pass over the cluster's nodes. */
-    Map<String, Integer> wireVersions() {
-        Map<String, Integer> versions = new LinkedHashMap<>();
-        ClusterService service = clusterService;
-        if (service == null) {
-            return versions;
-        }
-        for (DiscoveryNode node : service.state().nodes()) {
-            if (node.isDataNode() || node.isSearchNode()) {
-                versions.put(node.getName(), Wire.of(node.getAttributes()));
-            }
-        }
-        return versions;
+    public Collection<Class<? extends LifecycleComponent>> getGuiceServiceClasses() {
+        return List.of(ClusterNodes.class);
     }
 
     @Override
@@ -92,6 +75,6 @@ public final class LawindexPlugin extends VersionedPlugin implements SearchPlugi
     @Override
     public List<QuerySpec<?>> getQueries() {
         return List.of(new QuerySpec<>(LawindexQueryBuilder.NAME, LawindexQueryBuilder::new,
-            parser -> LawindexQueryBuilder.fromXContent(parser, this::wireVersions)));
+            parser -> LawindexQueryBuilder.fromXContent(parser, ClusterNodes::wireVersions)));
     }
 }

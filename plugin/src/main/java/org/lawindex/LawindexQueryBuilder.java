@@ -130,7 +130,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
 
     /**
      * The query as a request spells it, on the coordinating node: `nodes` gives every node that may hold a shard
-     * with its wire version (LawindexPlugin#wireVersions), and a parameter some node's build cannot read is a 400
+     * with its wire version (ClusterNodes#wireVersions), and a parameter some node's build cannot read is a 400
      * naming the parameter and the node (Wire#refusal), before anything is sent.
      */
     public static LawindexQueryBuilder fromXContent(XContentParser parser, Supplier<Map<String, Integer>> nodes) throws IOException {
