@@ -175,9 +175,7 @@ def check_version(version: str) -> None:
         )
 
 
-def build(
-    version: str, out: Path | None = None, cache_dir: Path | str | None = None, root: Path | None = None
-) -> Path:
+def build(version: str, out: Path | None = None, cache_dir: Path | str | None = None, root: Path | None = None) -> Path:
     """The plugin zip that serves OpenSearch `version` (its line's from 2.13, else its own; built once per
     source digest, then cached), compiled against Maven Central's jars: no distribution is downloaded. With
     `out`, copied into that folder. `root`: another copy of plugin/ to build (another build of the plugin, as
