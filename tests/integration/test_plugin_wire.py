@@ -81,6 +81,10 @@ PATCH = {
             "                parsed.given.add(current);\n                probed = parser.text();\n"
             "            } else if (token.isValue()) {\n",
         ),
+        (  # the test's way past the coordinating node's check, to reach the old node's reader with a stream
+            "String refusal = Wire.refusal(",
+            'String refusal = "unchecked".equals(probed) ? null : Wire.refusal(',
+        ),
         (
             "        return parsed.built(parser);\n",
             "        LawindexQueryBuilder built = parsed.built(parser);\n"
@@ -171,6 +175,18 @@ def test_the_new_parameter_is_a_400_naming_it(cluster: dict[str, Any], coordinat
         if coordinator == NEW:  # the coordinating node names the node whose build cannot read it
             assert f"node [lawindex-{OLD}] runs a lawindex plugin of wire 1" in reason, reason[:2000]
         print(f"\nby {by} through lawindex-{coordinator}: 400, {answer['error']['root_cause'][0]['reason']}")
+
+
+def test_a_stream_with_the_new_parameter_that_reaches_the_old_build_is_a_400_naming_it(cluster: dict[str, Any]) -> None:
+    """Past the coordinating node's check (a node that joined after it, a cross-cluster search; here the patched
+    build's `"probe": "unchecked"`), the old build's reader meets the parameter in the stream: a 400 that names it."""
+    index = alias_of("AL", cluster["namespace"])
+    body = {"size": 8, "query": {"lawindex": {"question": "stop sign", "probe": "unchecked"}}}
+    status, answer = _send(cluster["urls"][NEW], index, body, preference=f"_only_nodes:{cluster['ids'][OLD]}")
+    reason = str(answer)
+    assert status == 400, (status, reason[:2000])
+    assert "[lawindex] [probe] needs lawindex wire version 2, but this node's lawindex plugin reads wire 1" in reason
+    print(f"\nthe old build's reader: {status}, {answer['error']['root_cause'][0]['reason']}")
 
 
 def _reference(corpus: Corpus, question: str, by: str, fusion: dict[str, Any]) -> list[str]:
