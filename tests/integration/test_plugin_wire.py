@@ -1,7 +1,8 @@
-"""Two builds of the lawindex plugin in one cluster (issue 47, item 2): this build (wire 1) on one node, and on the
-other a build with a parameter added (`probe`, wire 2: plugin/ copied, PATCH applied, built as lawindex builds
-the plugin, javac and cached by its sources' digest). Each state has a copy on both nodes, and every query is
-sent so that it crosses from one build to the other (`preference=_only_nodes:<the other node>`).
+"""Two builds of the lawindex plugin in one cluster (issue 47, item 2): this build (wire 1 today) on one node, and on
+the other a build with a parameter added (`probe`, at the next wire version: plugin/ copied, Wire.java and PATCH
+applied, built as lawindex builds the plugin, javac, cached by its sources' digest). Each state has a copy on both
+nodes, and every query is sent so that it crosses from one build to the other (`preference=_only_nodes:<the other
+node>`).
 
 - The new parameter is a 400 that names it from either node, never a 500: the old build's parser does not know
   it; the new build, coordinating, sees the old node's `node.attr.lawindex_wire` and refuses up front, naming the
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,26 +53,17 @@ PORT = int(os.environ.get("LAWINDEX_WIRE_PORT", "9486"))
 OLD, NEW = PORT, PORT + 1
 # A build with one parameter added, as a later lawindex would add one: declared at wire 2, read, written, parsed.
 PATCH = {
-    "src/main/java/org/lawindex/Wire.java": [
-        ("static final int VERSION = 1;", "static final int VERSION = 2;"),
-        (
-            "static final List<Parameter> PARAMETERS = List.of();",
-            'static final Parameter PROBE = new Parameter("probe", 2);\n'
-            "    static final List<Parameter> PARAMETERS = List.of(PROBE);",
-        ),
-    ],
     "src/main/java/org/lawindex/LawindexQueryBuilder.java": [
         ("    private final String question;\n", "    private final String question;\n    private String probe;\n"),
         (
-            "new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);",
-            "probe = new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire)"
-            ".value(Wire.PROBE, StreamInput::readString, null);",
+            "        Wire.In added = new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);\n",
+            "        Wire.In added = new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);\n"
+            "        probe = added.value(Wire.PROBE, StreamInput::readString, null);\n",
         ),
         (
-            "new Wire.Out().writeTo(out);",
-            "Wire.Out given = new Wire.Out();\n        String probed = probe;\n"
-            "        if (probed != null) {\n            given.put(Wire.PROBE, o -> o.writeString(probed));\n        }\n"
-            "        given.writeTo(out);",
+            "        added.writeTo(out);\n",
+            "        String probed = probe;\n        if (probed != null) {\n"
+            "            added.put(Wire.PROBE, o -> o.writeString(probed));\n        }\n        added.writeTo(out);\n",
         ),
         (
             "        Parsed parsed = new Parsed();\n",
@@ -78,7 +72,7 @@ PATCH = {
         (
             "            } else if (token.isValue()) {\n",
             '            } else if (token.isValue() && "probe".equals(current)) {\n'
-            "                parsed.given.add(current);\n                probed = parser.text();\n"
+            "                probed = parser.text();\n"
             "            } else if (token.isValue()) {\n",
         ),
         (  # the test's way past the coordinating node's check, to reach the old node's reader with a stream
@@ -92,6 +86,26 @@ PATCH = {
         ),
     ],
 }
+VERSION = re.compile(r"static final int VERSION = (\d+);")
+PARAMETERS = re.compile(r"static final List<Parameter> PARAMETERS = List\.of\(([^)]*)\);")
+
+
+def newer_wire(text: str) -> tuple[str, int]:
+    """Wire.java with `probe` declared at the next wire version, and that version."""
+    found = VERSION.search(text)
+    assert found is not None and len(PARAMETERS.findall(text)) == 1, "Wire.java no longer declares VERSION, PARAMETERS"
+    newer = int(found.group(1)) + 1
+    text = VERSION.sub(f"static final int VERSION = {newer};", text)
+    declared = PARAMETERS.search(text).group(1).strip()  # type: ignore[union-attr]
+    listed = f"{declared}, PROBE" if declared else "PROBE"
+    text = PARAMETERS.sub(
+        f'static final Parameter PROBE = new Parameter("probe", {newer});\n'
+        f"    static final List<Parameter> PARAMETERS = List.of({listed});",
+        text,
+    )
+    return text, newer
+
+
 WAYS: list[tuple[str, dict[str, Any]]] = [
     ("words", {}),
     ("meaning", {}),
@@ -100,11 +114,15 @@ WAYS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def patched_build(version: str, where: Path, cache: Path) -> Path:
-    """The plugin zip of the build with `probe` (plugin/ and contract/ copied to `where`, PATCH applied)."""
+def patched_build(version: str, where: Path, cache: Path) -> tuple[Path, int]:
+    """The plugin zip of the build with `probe` (plugin/ and contract/ copied to `where`, PATCH applied), and its
+    wire version (this build's plus one)."""
     copy = where / "plugin"
     shutil.copytree(ROOT / "plugin", copy, ignore=shutil.ignore_patterns("target"))
     shutil.copytree(ROOT / "contract", where / "contract")
+    wire = copy / "src/main/java/org/lawindex/Wire.java"
+    text, newer = newer_wire(wire.read_text(encoding="utf-8"))
+    wire.write_text(text, encoding="utf-8")
     for name, edits in PATCH.items():
         source = copy / name
         text = source.read_text(encoding="utf-8")
@@ -112,21 +130,24 @@ def patched_build(version: str, where: Path, cache: Path) -> Path:
             assert text.count(old) == 1, f"PATCH no longer fits {name}: {old!r}"
             text = text.replace(old, new)
         source.write_text(text, encoding="utf-8")
-    return plugin.build(version, cache_dir=cache, root=copy)
+    return plugin.build(version, cache_dir=cache, root=copy), newer
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     version = cluster_version()
     cache = writable_cache(None)
-    zipped = patched_build(version, tmp_path_factory.mktemp("wire2"), cache)
-    newer = plugin.node_home(version, cache, find_java(version)[0], zips=[zipped])
+    began = time.monotonic()
+    zipped, newer = patched_build(version, tmp_path_factory.mktemp("wire-newer"), cache)
+    home = plugin.node_home(version, cache, find_java(version)[0], zips=[zipped])
+    print(f"\ntiming: the patched build and its home in {time.monotonic() - began:.1f} s")
     with contextlib.suppress(LawindexError):
         node.stop(PORT)  # a cluster a failed run left there
     try:
-        start_cluster(cache, version, PORT, "256m", {}, 2, False, homes={NEW: newer})
+        start_cluster(cache, version, PORT, "256m", {}, 2, False, homes={NEW: home})
     except LawindexError as error:
         pytest.fail(f"no two-build cluster on port {PORT}: {error} ({error.hint})", pytrace=False)
+    print(f"timing: the two-build cluster green in {time.monotonic() - began:.1f} s")
     try:
         urls = {port: f"http://127.0.0.1:{port}" for port in (OLD, NEW)}
         # Each node's id (a node answers `_nodes/_local` about itself).
@@ -140,8 +161,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         asked["TX"] = synthetic.generate_questions(laws, 6, 47)
         connection = Connection.from_env(",".join(urls.values()), namespace=unique_namespace(), timeout=60.0)
         load(connection, corpora)  # auto_expand_replicas 0-1: a copy of each state on both nodes
-        yield {"urls": urls, "ids": ids, "namespace": connection.namespace, "asked": asked,
-               "corpora": {corpus.state: corpus for corpus in corpora}}  # fmt: skip
+        print(f"timing: loaded in {time.monotonic() - began:.1f} s")
+        yield {"urls": urls, "ids": ids, "wire": {OLD: newer - 1, NEW: newer}, "namespace": connection.namespace,
+               "asked": asked, "corpora": {corpus.state: corpus for corpus in corpora}}  # fmt: skip
     finally:
         node.stop(PORT)
 
@@ -157,9 +179,10 @@ def _send(url: str, index: str, body: dict[str, Any], preference: str | None = N
 
 def test_each_node_carries_its_builds_wire_version(cluster: dict[str, Any]) -> None:
     nodes = OpenSearch(hosts=[cluster["urls"][OLD]]).nodes.info()["nodes"]
+    wire = cluster["wire"]
     assert {info["name"]: info["attributes"].get("lawindex_wire") for info in nodes.values()} == {
-        f"lawindex-{OLD}": "1",
-        f"lawindex-{NEW}": "2",
+        f"lawindex-{OLD}": str(wire[OLD]),
+        f"lawindex-{NEW}": str(wire[NEW]),
     }
 
 
@@ -173,7 +196,9 @@ def test_the_new_parameter_is_a_400_naming_it(cluster: dict[str, Any], coordinat
         assert status == 400, (status, reason[:2000])
         assert "[probe]" in reason, reason[:2000]
         if coordinator == NEW:  # the coordinating node names the node whose build cannot read it
-            assert f"node [lawindex-{OLD}] runs a lawindex plugin of wire 1" in reason, reason[:2000]
+            assert f"node [lawindex-{OLD}] runs a lawindex plugin of wire {cluster['wire'][OLD]}" in reason, reason[
+                :2000
+            ]
         print(f"\nby {by} through lawindex-{coordinator}: 400, {answer['error']['root_cause'][0]['reason']}")
 
 
@@ -185,7 +210,10 @@ def test_a_stream_with_the_new_parameter_that_reaches_the_old_build_is_a_400_nam
     status, answer = _send(cluster["urls"][NEW], index, body, preference=f"_only_nodes:{cluster['ids'][OLD]}")
     reason = str(answer)
     assert status == 400, (status, reason[:2000])
-    assert "[lawindex] [probe] needs lawindex wire version 2, but this node's lawindex plugin reads wire 1" in reason
+    wire = cluster["wire"]
+    said = f"[lawindex] [probe] needs lawindex wire version {wire[NEW]}, but this node's lawindex plugin reads wire "
+    said += str(wire[OLD])
+    assert said in reason, reason[:2000]
     print(f"\nthe old build's reader: {status}, {answer['error']['root_cause'][0]['reason']}")
 
 

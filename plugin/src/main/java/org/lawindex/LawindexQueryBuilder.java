@@ -90,7 +90,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         rrfK = in.readInt();
         wordsWeight = in.readDouble();
         meaningWeight = in.readDouble();
-        new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);
+        Wire.In added = new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);
+        // Each parameter past wire 1: added.value(Wire.X, reader, its default).
     }
 
     @Override
@@ -103,7 +104,9 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         out.writeInt(rrfK);
         out.writeDouble(wordsWeight);
         out.writeDouble(meaningWeight);
-        new Wire.Out().writeTo(out);
+        Wire.Out added = new Wire.Out();
+        // Each parameter past wire 1 the query sets: added.put(Wire.X, its writer).
+        added.writeTo(out);
     }
 
     @Override
@@ -140,8 +143,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         while ((token = parser.nextToken()) != XContentParser.Token.END_OBJECT) {
             if (token == XContentParser.Token.FIELD_NAME) {
                 current = parser.currentName();
-            } else if (token.isValue()) {
                 parsed.given.add(current);
+            } else if (token.isValue()) {
                 parsed.read(parser, current, token);
             } else if (FUSION.contains(current)) {
                 // "rrf_k": [5], "words_weight": {}: the contract's message for the parameter, the value described.
@@ -174,7 +177,7 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         /** The fusion parameters given: their values (Long, Double, or the text of anything else) and text. */
         final Map<String, Object> fusion = new LinkedHashMap<>();
         final Map<String, String> spelled = new LinkedHashMap<>();
-        /** Every key given a value, for the wire's check (Wire#refusal). */
+        /** Every key given (a value, an array or an object), for the wire's check (Wire#refusal). */
         final Set<String> given = new LinkedHashSet<>();
 
         void read(XContentParser parser, String name, XContentParser.Token token) throws IOException {

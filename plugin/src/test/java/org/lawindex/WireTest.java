@@ -14,9 +14,14 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 import org.opensearch.common.io.stream.BytesStreamOutput;
+import org.opensearch.common.xcontent.json.JsonXContent;
+import org.opensearch.core.common.ParsingException;
 import org.opensearch.core.common.bytes.BytesReference;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
+import org.opensearch.core.xcontent.DeprecationHandler;
+import org.opensearch.core.xcontent.NamedXContentRegistry;
+import org.opensearch.core.xcontent.XContentParser;
 
 /**
  * The query's wire form (Wire): round trips at this build's version, the bytes of wire 1 pinned (a later build
@@ -25,7 +30,9 @@ import org.opensearch.core.common.io.stream.StreamOutput;
  * never misread), and the coordinating node's check of every node's version.
  */
 class WireTest {
-    private static final Wire.Parameter PROBE = new Wire.Parameter("probe", 2);
+    /** A parameter of the next build, which this one does not know. */
+    private static final int NEWER = Wire.VERSION + 1;
+    private static final Wire.Parameter PROBE = new Wire.Parameter("probe", NEWER);
 
     private static List<LawindexQueryBuilder> queries() {
         LawindexQueryBuilder named = new LawindexQueryBuilder("stop sign", null, null);
@@ -79,12 +86,13 @@ class WireTest {
         }
     }
 
+    /** A query that sets no parameter past wire 1 is the version, the fields of wire 1 and none after them. */
     @Test
-    void wire1IsItsVersionTheFieldsAndNoParameter() throws IOException {
+    void aQueryIsItsVersionTheFieldsOfWire1AndTheParametersSet() throws IOException {
         try (BytesStreamOutput expected = new BytesStreamOutput()) {
             expected.writeFloat(1.0f);
             expected.writeOptionalString(null);
-            Wire.writeHeader(expected, 1);
+            Wire.writeHeader(expected, Wire.VERSION);
             expected.writeString("permit");
             expected.writeString("words");
             expected.writeString("order");
@@ -95,18 +103,19 @@ class WireTest {
             expected.writeVInt(0);
             expected.writeInt(0x5eed);
             LawindexQueryBuilder query = new LawindexQueryBuilder("permit", null, null).way(Fusion.HYBRID, 60, 2.0, 3.0);
-            assertEquals(1, Wire.VERSION, "this build writes wire 1; a new parameter raises it (Wire's javadoc)");
             assertArrayEquals(BytesReference.toBytes(expected.bytes()), BytesReference.toBytes(written(query)));
-            // The header is a negative vInt: FF FF FF FF 0F for -1, where a build before versions wrote a length.
-            assertArrayEquals(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f},
-                BytesReference.toBytes(written(query).slice(5, 5)));
+        }
+        // The header is a negative vInt: FF FF FF FF 0F for wire 1, where a build before versions wrote a length.
+        try (BytesStreamOutput header = new BytesStreamOutput()) {
+            Wire.writeHeader(header, 1);
+            assertArrayEquals(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f}, BytesReference.toBytes(header.bytes()));
         }
     }
 
     /** A newer build's stream (wire 2, say) whose query does not set the new parameter: read exactly. */
     @Test
     void aNewerStreamWithoutTheNewParameterIsReadExactly() throws IOException {
-        for (int version : new int[] {2, 3, 1000}) {
+        for (int version : new int[] {1, NEWER, NEWER + 1, 1000}) {
             try (BytesStreamOutput out = new BytesStreamOutput()) {
                 out.writeFloat(1.0f);
                 out.writeOptionalString(null);
@@ -131,7 +140,7 @@ class WireTest {
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             out.writeFloat(1.0f);
             out.writeOptionalString(null);
-            Wire.writeHeader(out, 2);
+            Wire.writeHeader(out, NEWER);
             out.writeString("permit");
             out.writeString("words");
             out.writeString("order");
@@ -141,8 +150,9 @@ class WireTest {
             out.writeDouble(Fusion.MEANING_WEIGHT);
             new Wire.Out().put(PROBE, o -> o.writeFloatArray(new float[] {0.5f, -1f})).writeTo(out);
             IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> read(out.bytes()));
-            assertTrue(refused.getMessage().startsWith("[lawindex] [probe] needs lawindex wire version 2, but this node's"
-                + " lawindex plugin reads wire 1 (the query came from a build of wire 2)"), refused.getMessage());
+            assertTrue(refused.getMessage().startsWith("[lawindex] [probe] needs lawindex wire version " + NEWER + ", but this"
+                + " node's lawindex plugin reads wire " + Wire.VERSION + " (the query came from a build of wire " + NEWER + ")"),
+                refused.getMessage());
             assertTrue(refused.getMessage().endsWith("or ask without [probe]"), refused.getMessage());
         }
     }
@@ -160,7 +170,7 @@ class WireTest {
                 params.writeTo(out);
                 out.writeInt(0x5eed);
                 try (StreamInput in = out.bytes().streamInput()) {
-                    Wire.In read = new Wire.In(in).refuseUnknown(List.of(PROBE), 2);
+                    Wire.In read = new Wire.In(in).refuseUnknown(List.of(PROBE), NEWER);
                     float[] back = read.value(PROBE, StreamInput::readFloatArray, null);
                     assertEquals(0x5eed, in.readInt());
                     if (set) {
@@ -207,22 +217,47 @@ class WireTest {
 
     @Test
     void theCoordinatorRefusesAParameterSomeNodeCannotReadNamingBoth() {
-        List<Wire.Parameter> declared = List.of(PROBE, new Wire.Parameter("later", 3));
+        List<Wire.Parameter> declared = List.of(new Wire.Parameter("first", 2), new Wire.Parameter("later", 3));
         Map<String, Integer> nodes = new LinkedHashMap<>();
         nodes.put("node-a", 3);
         nodes.put("node-b", 2);
-        assertNull(Wire.refusal(Set.of("question", "probe"), declared, nodes));
+        assertNull(Wire.refusal(Set.of("question", "first"), declared, nodes));
         assertEquals("[later] needs lawindex wire version 3 on every node that holds shards, but node [node-b] runs a lawindex"
             + " plugin of wire 2 (an older build): upgrade the plugin on that node, or ask without [later]",
             Wire.refusal(Set.of("question", "later"), declared, nodes));
         nodes.put("node-c", 1);
-        assertTrue(Wire.refusal(Set.of("probe"), declared, nodes).startsWith("[probe] needs lawindex wire version 2"));
-        assertTrue(Wire.refusal(Set.of("probe"), declared, nodes).contains("node [node-c] runs a lawindex plugin of wire 1"));
+        assertTrue(Wire.refusal(Set.of("first"), declared, nodes).startsWith("[first] needs lawindex wire version 2"));
+        assertTrue(Wire.refusal(Set.of("first"), declared, nodes).contains("node [node-c] runs a lawindex plugin of wire 1"));
         assertNull(Wire.refusal(Set.of("question", "by", "rrf_k"), declared, nodes), "no newer parameter: answered");
         nodes.put("node-d", 0);
         assertTrue(Wire.refusal(Set.of("question"), declared, nodes).startsWith("node [node-d] runs a lawindex plugin built"
             + " before wire versions"));
-        assertNull(Wire.refusal(Set.of("probe"), declared, Map.of()), "no node known (a unit test's parser): no check");
+        assertNull(Wire.refusal(Set.of("first"), declared, Map.of()), "no node known (a unit test's parser): no check");
+    }
+
+    private static LawindexQueryBuilder parse(String body, Map<String, Integer> nodes) throws IOException {
+        try (XContentParser parser = JsonXContent.jsonXContent.createParser(NamedXContentRegistry.EMPTY,
+            DeprecationHandler.THROW_UNSUPPORTED_OPERATION, body)) {
+            parser.nextToken();
+            return LawindexQueryBuilder.fromXContent(parser, () -> nodes);
+        }
+    }
+
+    /** The parser on a coordinating node checks the cluster's nodes: a node of a build before wire versions (no
+     * attribute) cannot read this build's query, so every query is refused naming it; nodes of this build or newer
+     * take every query this build parses. */
+    @Test
+    void theParserRefusesUpFrontWhenSomeNodeCannotReadTheQuery() throws IOException {
+        String body = "{\"question\": \"stop sign\", \"by\": \"hybrid\", \"rrf_k\": 9}";
+        Map<String, Integer> nodes = new LinkedHashMap<>();
+        nodes.put("node-a", Wire.VERSION);
+        nodes.put("node-b", NEWER);
+        assertEquals(new LawindexQueryBuilder("stop sign", null, null).way(Fusion.HYBRID, 9, Fusion.WORDS_WEIGHT,
+            Fusion.MEANING_WEIGHT), parse(body, nodes));
+        nodes.put("node-c", 0);
+        ParsingException refused = assertThrows(ParsingException.class, () -> parse(body, nodes));
+        assertTrue(refused.getMessage().startsWith("[lawindex] node [node-c] runs a lawindex plugin built before wire versions"),
+            refused.getMessage());
     }
 
     @Test
