@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from indexer.errors import NodeError
@@ -29,10 +30,18 @@ CLUSTER_GREEN_EXTRA_S = 120.0
 
 
 def start_cluster(
-    cache: Path, version: str, port: int, heap: str, extra: dict[str, str], count: int, secure: bool
+    cache: Path,
+    version: str,
+    port: int,
+    heap: str,
+    extra: dict[str, str],
+    count: int,
+    secure: bool,
+    homes: Mapping[int, Path] | None = None,
 ) -> NodeStatus:
     """`count` distribution nodes (secured or not) as one green cluster; the nodes of it still running
-    are kept, the others started again from their data."""
+    are kept, the others started again from their data. `homes`: a node's own distribution home by its port
+    (another build of the plugin: tests/integration/test_plugin_wire.py), else the one every node gets."""
     ports = tuple(range(port, port + count))
     timeout = GREEN_TIMEOUT_S + CLUSTER_GREEN_EXTRA_S * (count - 1)
     with distribution.locked(cache / "nodes" / f"{port}.lock"):
@@ -73,7 +82,10 @@ def start_cluster(
             if known is not None:
                 wait_port_free(member, DEAD_PORT_GRACE_S)
                 wait_port_free(member + TRANSPORT_OFFSET, DEAD_PORT_GRACE_S)
-            members.append(start_distribution(cache, version, member, heap, extra, "a cluster node", cluster, prepare))
+            own = (homes or {}).get(member)
+            members.append(
+                start_distribution(cache, version, member, heap, extra, "a cluster node", cluster, prepare, dist=own)
+            )
             relaunched = True
             # Write as we go: a failure later still leaves a record of what runs, for stop.
             cluster_record.members = members + [old[p] for p in ports if p in old and p > member]

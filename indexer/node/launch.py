@@ -224,13 +224,15 @@ def start_distribution(
     cluster: Cluster | None = None,
     prepare: Prepare | None = None,
     with_knn: bool = False,
+    dist: Path | None = None,
 ) -> Member:
     """Launch one distribution node (not waiting for it); its record. `prepare`, given the node's fresh
     folder, secures its home. `with_knn`: the k-NN plugin too (indexer.node.knn), for a cluster asked by meaning
-    without the lawindex plugin; a node with the plugin ranks by meaning without it, and does not fetch it."""
+    without the lawindex plugin; a node with the plugin ranks by meaning without it, and does not fetch it.
+    `dist`: the home to make the node's from (`plugin.node_home` of other zips), instead of the one every node gets."""
     java_home, _major = find_java(version)
     # The distribution with the plugins every node gets (the lawindex plugin), installed once and cached.
-    dist = plugin.node_home(version, cache, java_home)
+    dist = dist or plugin.node_home(version, cache, java_home)
     user = run_as(cache)
     # A cluster's own start decides for its members' data (`cluster.same_cluster`).
     folder = (

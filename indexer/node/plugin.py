@@ -175,20 +175,21 @@ def check_version(version: str) -> None:
         )
 
 
-def build(version: str, out: Path | None = None, cache_dir: Path | str | None = None) -> Path:
+def build(version: str, out: Path | None = None, cache_dir: Path | str | None = None, root: Path | None = None) -> Path:
     """The plugin zip that serves OpenSearch `version` (its line's from 2.13, else its own; built once per
     source digest, then cached), compiled against Maven Central's jars: no distribution is downloaded. With
-    `out`, copied into that folder. A version that is none or outside the supported range, or whose jars cannot
-    be had, raises (BadInput, NodeError) and leaves no zip."""
+    `out`, copied into that folder. `root`: another copy of plugin/ to build (another build of the plugin, as
+    tests/integration/test_plugin_wire.py makes one). A version that is none or outside the supported range, or
+    whose jars cannot be had, raises (BadInput, NodeError) and leaves no zip."""
     from indexer.cache import default_cache_dir
 
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
-    aim, root, classpath, lucene, release = _plan(version, cache)
+    aim, root, classpath, lucene, release = _plan(version, cache, root)
     folder = cache / "plugins" / NAME / f"{aim.name[:-4]}-{_digest(root, lucene, release, classpath, aim.requirement)}"
     built = folder / aim.name
     with distribution.locked(cache / "plugins" / NAME / f"{aim.name[:-4]}.lock"):
         if not built.is_file():
-            _pack_build(aim, root, compiled(version, cache), release, folder)
+            _pack_build(aim, root, compiled(version, cache, root), release, folder)
     if out is None:
         return built
     out.mkdir(parents=True, exist_ok=True)
@@ -199,9 +200,9 @@ def build(version: str, out: Path | None = None, cache_dir: Path | str | None = 
     return target_path
 
 
-def _plan(version: str, cache: Path) -> tuple[Target, Path, list[Path], int, int]:
-    """What a build of the plugin for `version` takes: its target, the sources, the classpath (fetched), the
-    Lucene major and the Java release."""
+def _plan(version: str, cache: Path, root: Path | None = None) -> tuple[Target, Path, list[Path], int, int]:
+    """What a build of the plugin for `version` takes: its target, the sources (`root`, else `sources()`), the
+    classpath (fetched), the Lucene major and the Java release."""
     from indexer.node import maven
 
     check_version(version)
@@ -214,13 +215,13 @@ def _plan(version: str, cache: Path) -> tuple[Target, Path, list[Path], int, int
             f"plugin/src has Lucene {', '.join(map(str, LUCENE_MAJORS))})",
             hint=f"use OpenSearch {versions.RANGE}",
         )
-    return aim, sources(), classpath, lucene, java_release(version)
+    return aim, root or sources(), classpath, lucene, java_release(version)
 
 
-def compiled(version: str, cache: Path) -> Path:
-    """The plugin's classes for `version`, compiled once per source digest (javac; no wordllama needed, so
-    scripts/demo compiles them while pip installs, `python3 -m indexer.node.fetch`)."""
-    aim, root, classpath, lucene, release = _plan(version, cache)
+def compiled(version: str, cache: Path, root: Path | None = None) -> Path:
+    """The plugin's classes for `version` (from `root`, else `sources()`), compiled once per source digest
+    (javac; no wordllama needed, so scripts/demo compiles them while pip installs, `python3 -m indexer.node.fetch`)."""
+    aim, root, classpath, lucene, release = _plan(version, cache, root)
     key = _digest(root, lucene, release, classpath, aim.requirement, embedder=False)
     folder = cache / "plugins" / NAME / f"classes-{aim.name[:-4]}-{key}"
     waiting = distribution.saying("waiting for another lawindex process that compiles the lawindex plugin ...")
@@ -436,10 +437,10 @@ def node_plugins(version: str, cache: Path) -> list[Path]:
     return [build(version, cache_dir=cache)]
 
 
-def node_home(version: str, cache: Path, java_home: Path) -> Path:
-    """The distribution of `version` with `node_plugins` installed: made once per set of zips (cached beside
-    the distribution, hard-linked from it), what each node's home is then made from. On a first start the
-    plugin is built (its jars fetched, javac) while the distribution downloads and unpacks, not after."""
+def node_home(version: str, cache: Path, java_home: Path, zips: Sequence[Path] | None = None) -> Path:
+    """The distribution of `version` with `node_plugins` installed (or `zips`): made once per set of zips
+    (cached beside the distribution, hard-linked from it), what each node's home is then made from. On a first
+    start the plugin is built (its jars fetched, javac) while the distribution downloads and unpacks, not after."""
     distribution.check_supported(version)  # said as the distribution says it, before the build beside it
     fetched: dict[str, Any] = {}
 
@@ -452,7 +453,7 @@ def node_home(version: str, cache: Path, java_home: Path) -> Path:
     # A daemon: a build that fails (or ^C) is said at once, not after the download (its .part is redone next time).
     beside = threading.Thread(target=fetch, name="distribution", daemon=True)
     beside.start()
-    zips = node_plugins(version, cache)
+    zips = node_plugins(version, cache) if zips is None else list(zips)
     beside.join()
     if "error" in fetched:
         raise fetched["error"]

@@ -1,9 +1,11 @@
 package org.lawindex;
 
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.opensearch.common.lifecycle.LifecycleComponent;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.core.common.unit.ByteSizeValue;
@@ -11,7 +13,10 @@ import org.opensearch.index.IndexModule;
 import org.opensearch.plugins.Plugin;
 import org.opensearch.plugins.SearchPlugin;
 
-/** The lawindex plugin: the {@code lawindex_bm25} similarity and the {@code lawindex} query. */
+/**
+ * The lawindex plugin: the {@code lawindex_bm25} similarity and the {@code lawindex} query, and the node attribute
+ * {@code node.attr.lawindex_wire} that tells every node which wire form of the query this node reads (Wire).
+ */
 public final class LawindexPlugin extends Plugin implements SearchPlugin {
     /**
      * The longest question (in UTF-16 units, as Java and JavaScript count) the lawindex query takes on an
@@ -36,6 +41,19 @@ public final class LawindexPlugin extends Plugin implements SearchPlugin {
         GridVectors.limit(VECTOR_CACHE_SIZE.get(settings).getBytes());
     }
 
+    /** This node's wire version as a node attribute, which every node's DiscoveryNode carries in the cluster state. */
+    @Override
+    public Settings additionalSettings() {
+        // loadFromMap: Builder#put's overloads name log4j's Level, which the build does not compile against.
+        return Settings.builder().loadFromMap(Map.of("node.attr." + Wire.ATTRIBUTE, Integer.toString(Wire.VERSION))).build();
+    }
+
+    /** ClusterNodes: the cluster's nodes and their wire versions, for the coordinating node's check. */
+    @Override
+    public Collection<Class<? extends LifecycleComponent>> getGuiceServiceClasses() {
+        return List.of(ClusterNodes.class);
+    }
+
     @Override
     public List<Setting<?>> getSettings() {
         return List.of(MAX_QUESTION_LENGTH, VECTOR_CACHE_SIZE);
@@ -56,6 +74,7 @@ public final class LawindexPlugin extends Plugin implements SearchPlugin {
 
     @Override
     public List<QuerySpec<?>> getQueries() {
-        return List.of(new QuerySpec<>(LawindexQueryBuilder.NAME, LawindexQueryBuilder::new, LawindexQueryBuilder::fromXContent));
+        return List.of(new QuerySpec<>(LawindexQueryBuilder.NAME, LawindexQueryBuilder::new,
+            parser -> LawindexQueryBuilder.fromXContent(parser, ClusterNodes::wireVersions)));
     }
 }

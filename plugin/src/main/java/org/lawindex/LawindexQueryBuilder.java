@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
@@ -93,8 +94,11 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         return vector == null ? null : vector.clone();
     }
 
+    /** The query as another node sent it (Wire): its wire version, the fields of wire 1, then the parameters added
+     * since that the sender set; one this build does not know is a 400 naming it. */
     public LawindexQueryBuilder(StreamInput in) throws IOException {
         super(in);
+        int wire = Wire.readHeader(in);
         question = in.readString();
         field = in.readString();
         order = in.readString();
@@ -102,11 +106,14 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         rrfK = in.readInt();
         wordsWeight = in.readDouble();
         meaningWeight = in.readDouble();
-        vector = in.readBoolean() ? in.readDoubleArray() : null;
+        Wire.In added = new Wire.In(in).refuseUnknown(Wire.PARAMETERS, wire);
+        // Each parameter past wire 1: added.value(Wire.X, reader, its default).
+        vector = added.value(Wire.VECTOR, StreamInput::readDoubleArray, null);
     }
 
     @Override
     protected void doWriteTo(StreamOutput out) throws IOException {
+        Wire.writeHeader(out, Wire.VERSION);
         out.writeString(question);
         out.writeString(field);
         out.writeString(order);
@@ -114,10 +121,13 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
         out.writeInt(rrfK);
         out.writeDouble(wordsWeight);
         out.writeDouble(meaningWeight);
-        out.writeBoolean(vector != null);
+        Wire.Out added = new Wire.Out();
+        // Each parameter past wire 1 the query sets: added.put(Wire.X, its writer).
         if (vector != null) {
-            out.writeDoubleArray(vector);
+            double[] given = vector;
+            added.put(Wire.VECTOR, o -> o.writeDoubleArray(given));
         }
+        added.writeTo(out);
     }
 
     @Override
@@ -146,12 +156,22 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
     }
 
     public static LawindexQueryBuilder fromXContent(XContentParser parser) throws IOException {
+        return fromXContent(parser, Map::of);
+    }
+
+    /**
+     * The query as a request spells it, on the coordinating node: `nodes` gives every node that may hold a shard
+     * with its wire version (ClusterNodes#wireVersions), and a parameter some node's build cannot read is a 400
+     * naming the parameter and the node (Wire#refusal), before anything is sent.
+     */
+    public static LawindexQueryBuilder fromXContent(XContentParser parser, Supplier<Map<String, Integer>> nodes) throws IOException {
         Parsed parsed = new Parsed();
         String current = null;
         XContentParser.Token token;
         while ((token = parser.nextToken()) != XContentParser.Token.END_OBJECT) {
             if (token == XContentParser.Token.FIELD_NAME) {
                 current = parser.currentName();
+                parsed.given.add(current);
             } else if (VECTOR.match(current, parser.getDeprecationHandler())) {
                 parsed.vector(parser, token);
             } else if (token.isValue()) {
@@ -168,6 +188,10 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             } else {
                 throw unknown(parser, current);
             }
+        }
+        String refusal = Wire.refusal(parsed.given, Wire.PARAMETERS, nodes.get());
+        if (refusal != null) {
+            throw refused(parser, refusal);
         }
         return parsed.built(parser);
     }
@@ -223,6 +247,8 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             vectorValues = values.toArray();
             vectorSpelled = texts.toArray(new String[0]);
         }
+        /** Every key given (a value, an array or an object), for the wire's check (Wire#refusal). */
+        final Set<String> given = new LinkedHashSet<>();
 
         void read(XContentParser parser, String name, XContentParser.Token token) throws IOException {
             if (BOOST_FIELD.match(name, parser.getDeprecationHandler())) {
