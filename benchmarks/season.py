@@ -158,18 +158,22 @@ class References:
 
 @dataclass
 class Verdicts:
+    origin: float = 0.0  # the season's start (perf_counter): an example says when its question was sent
     counts: Counter[str] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
 
     def add(self, kind: str, asked: Asked, why: str) -> None:
         self.counts[kind] += 1
-        if len(self.examples) < 8:
-            self.examples.append(f"{kind}: {asked.path} {asked.way} {asked.state} {asked.question!r}: {why}")
+        if len(self.examples) < 12:
+            self.examples.append(
+                f"{kind} at {asked.sent - self.origin:.1f} s: {asked.path} {asked.way} {asked.state} "
+                f"{asked.question!r}: {why}"
+            )
 
 
-def judge(asked: list[Asked], timeline: Timeline, references: References) -> Verdicts:
+def judge(asked: list[Asked], timeline: Timeline, references: References, origin: float = 0.0) -> Verdicts:
     """failed, wrong and mixed, each with its first examples."""
-    verdicts = Verdicts()
+    verdicts = Verdicts(origin)
     for one in asked:
         if one.error is not None:
             verdicts.add("failed", one, one.error)
@@ -606,7 +610,7 @@ def _season(
     seconds = time.perf_counter() - origin
     nodes_after, serve_after = node_figures(client), process_figures(serve_pid)
     asked = [one for mine in records for one in mine]
-    verdicts = judge(asked, timeline, References(versions))
+    verdicts = judge(asked, timeline, References(versions), origin)
     for failure in conducted_failures:
         verdicts.counts["conductor failed"] += 1
         verdicts.examples.append(f"conductor: {failure}")

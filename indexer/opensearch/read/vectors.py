@@ -249,11 +249,7 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
     fields = request.answer_fields()
     asked_vector: Vectors | None = None  # embedded here only off the plugin path (the node embeds it there)
     with errors_translated(engine.connection):
-        # Three reads of which generation serves, not two: one swap can be met twice. The second read may be one
-        # begun for another question before the swap (the statistics cache shares a read under way), or the
-        # search be routed by a node that has not yet applied the alias's move (a node just back, on a loaded
-        # machine); benchmarks/season.py met it once in 23,000 questions through `serve` after a rollback.
-        for attempt in range(3):
+        for attempt in range(2):
             stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
             try:
                 rows = _meaning_of(engine, stats)
