@@ -53,7 +53,7 @@ import numpy.typing as npt
 from indexer.observe import timed
 from indexer.retrieval.answers import Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, Law
-from indexer.retrieval.embedding import Embedder, Vectors, cosines, default_embedder, row_text
+from indexer.retrieval.embedding import Embedder, Vectors, cosines, default_embedder, identity, row_text
 from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 from indexer.retrieval.statistics import PerSequence
 
@@ -136,6 +136,20 @@ def _embed_rows(laws: Sequence[Law]) -> Vectors:
 
 # The rows' vectors, embedded once per laws sequence and kept (the reference engine's, in process).
 vectors: PerSequence[Vectors] = PerSequence(_embed_rows)
+# The same for each other embedder (`answer`'s `embedder`: `lawindex eval --embedder`), by its identity.
+_vectors_by: dict[str, PerSequence[Vectors]] = {}
+
+
+def vectors_of(laws: Sequence[Law], embedder: Embedder | None = None) -> Vectors:
+    """The rows' vectors by `embedder` (the default's: `vectors`), embedded once per laws sequence and kept."""
+    if embedder is None:
+        return vectors(laws)
+    kept = _vectors_by.get(identity(embedder))
+    if kept is None:
+        kept = _vectors_by[identity(embedder)] = PerSequence(
+            lambda rows: embedder.embed([row_text(law) for law in rows]), kept=16
+        )
+    return kept(laws)
 
 
 def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
@@ -145,9 +159,9 @@ def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
     return vector
 
 
-def answer(corpus: Corpus, request: Request) -> Answer:
+def answer(corpus: Corpus, request: Request, embedder: Embedder | None = None) -> Answer:
     """The reference engine's answer to `request` (its state's `corpus`): words (the spec's BM25), meaning or
-    hybrid, exact."""
+    hybrid, exact; by meaning with `embedder`'s vectors (the default embedder's when None)."""
     from indexer.retrieval import reference
 
     question, limit = request.question, request.limit
@@ -159,10 +173,10 @@ def answer(corpus: Corpus, request: Request) -> Answer:
     fields = request.answer_fields()
     # A question with nothing to embed (no letter or digit: indexer.retrieval.request) is near no row: nothing,
     # as a question of stopwords by words; nor is a question the embedder makes the zero vector of.
-    asked_vector = question_vector(question) if laws and request.embeddable else None
+    asked_vector = question_vector(question, embedder) if laws and request.embeddable else None
     if asked_vector is None or not asked_vector.any():
         return Answer(corpus.state, question, asked, terms, [], **fields, reached=[])
-    scores = cosines(vectors(laws), asked_vector)
+    scores = cosines(vectors_of(laws, embedder), asked_vector)
     by_meaning = meaning_order(scores)
     chosen: list[tuple[int, float, int | None, int | None]]
     if request.way is Way.meaning:
