@@ -204,3 +204,22 @@ def test_the_clients_question_vector() -> None:
         embedders.question_vector({**client, "model": "external"}, question)
     with pytest.raises(BadInput, match="load the state again"):
         embedders.question_vector({**client, "version": "0.0.9+000000000000"}, question)
+
+
+def test_the_loads_meaning_is_the_chosen_embedders(minilm: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from indexer.opensearch.cluster.vector_layout import for_cluster
+    from indexer.opensearch.write import load
+
+    meaning = for_cluster(None, plugin=True, embedder=minilm)  # type: ignore[arg-type]  # the plugin path asks nothing
+    assert meaning is not None and meaning.embedder is minilm
+    body = meaning.extend({"settings": {"index": {}}, "mappings": {"properties": {}, "_meta": {"lawindex": {}}}})
+    recorded = body["mappings"]["_meta"]["lawindex"]["meaning"]
+    assert (recorded["model"], recorded["version"], recorded["dimension"]) == (MODEL, minilm.version, 384)
+    default = for_cluster(None, plugin=True)  # type: ignore[arg-type]
+    assert default is not None and default.embedder is default_embedder()
+    given: dict[str, object] = {}
+    monkeypatch.setattr(load, "load", lambda *args, **kwargs: given.update(kwargs) or [])
+    assert run("load", str(CORPORA), "--state", "VT", "--embedder", MODEL, "--url", NOWHERE, "--json").exit_code == 0
+    assert given["embedder"] is minilm
+    assert run("load", str(CORPORA), "--state", "VT", "--url", NOWHERE, "--json").exit_code == 0
+    assert given["embedder"] is None  # the default, loaded only where the load gives rows vectors
