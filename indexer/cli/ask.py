@@ -26,6 +26,7 @@ from indexer.retrieval.request import DEFAULT_WAY, RETRIEVED_LAWS, Way
 if TYPE_CHECKING:
     from indexer.retrieval.answers import Answer, Reached
     from indexer.retrieval.corpus import Law
+    from indexer.retrieval.embedding import Embedder
     from indexer.retrieval.explain import Contribution
     from indexer.service.engines import Engine
 
@@ -151,11 +152,11 @@ CorporaOption = Annotated[
 ]
 
 
-def engine_for(name: EngineName, corpora: Path, cluster: Cluster) -> "Engine":
+def engine_for(name: EngineName, corpora: Path, cluster: Cluster, embedder: "Embedder | None" = None) -> "Engine":
     from indexer.service.engines import engine
 
     connection = cluster.connect() if name is EngineName.opensearch else None
-    return engine(name.value, corpora=corpora, connection=connection)
+    return engine(name.value, corpora=corpora, connection=connection, embedder=embedder)
 
 
 def _print_law(law: "Law", as_json: bool) -> None:

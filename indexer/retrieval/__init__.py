@@ -8,6 +8,7 @@ __all__ = [
     "answers",
     "bound",
     "corpus",
+    "embedders",
     "embedding",
     "explain",
     "files",

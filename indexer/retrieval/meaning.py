@@ -53,7 +53,16 @@ import numpy.typing as npt
 from indexer.observe import timed
 from indexer.retrieval.answers import Answer, Hit, Reached
 from indexer.retrieval.corpus import Corpus, Law
-from indexer.retrieval.embedding import DIMENSION, Embedder, Vectors, cosines, default_embedder, given_grid, row_text
+from indexer.retrieval.embedding import (
+    DIMENSION,
+    Embedder,
+    Vectors,
+    cosines,
+    default_embedder,
+    given_grid,
+    identity,
+    row_text,
+)
 from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way, refusal
 from indexer.retrieval.statistics import PerSequence
 
@@ -136,6 +145,20 @@ def _embed_rows(laws: Sequence[Law]) -> Vectors:
 
 # The rows' vectors, embedded once per laws sequence and kept (the reference engine's, in process).
 vectors: PerSequence[Vectors] = PerSequence(_embed_rows)
+# The same for each other embedder (`answer`'s `embedder`: `lawindex eval --embedder`), by its identity.
+_vectors_by: dict[str, PerSequence[Vectors]] = {}
+
+
+def vectors_of(laws: Sequence[Law], embedder: Embedder | None = None) -> Vectors:
+    """The rows' vectors by `embedder` (the default's: `vectors`), embedded once per laws sequence and kept."""
+    if embedder is None:
+        return vectors(laws)
+    kept = _vectors_by.get(identity(embedder))
+    if kept is None:
+        kept = _vectors_by[identity(embedder)] = PerSequence(
+            lambda rows: embedder.embed([row_text(law) for law in rows]), kept=16
+        )
+    return kept(laws)
 
 
 # A state's own vectors on the grid (indexer.retrieval.own_vectors), by the identity of the array the corpus read.
@@ -143,12 +166,12 @@ _own: dict[int, tuple[npt.NDArray[np.float64], Vectors]] = {}
 _OWN_KEPT = 64
 
 
-def row_vectors(corpus: Corpus) -> Vectors:
-    """Every row's vector in corpus order: the rows' own (on the grid) where the file carries them, else the
-    embedder's."""
+def row_vectors(corpus: Corpus, embedder: Embedder | None = None) -> Vectors:
+    """Every row's vector in corpus order: the rows' own (on the grid) where the file carries them, else
+    `embedder`'s (the default's when None)."""
     given = corpus.vectors
     if given is None:
-        return vectors(corpus.laws)
+        return vectors_of(corpus.laws, embedder)
     found = _own.get(id(given))
     if found is None or found[0] is not given:
         from indexer.retrieval.own_vectors import OwnVectors
@@ -159,7 +182,9 @@ def row_vectors(corpus: Corpus) -> Vectors:
     return found[1]
 
 
-def asked_vector(request: Request, where: str, model: str | None, dimension: int) -> Vectors:
+def asked_vector(
+    request: Request, where: str, model: str | None, dimension: int, embedder: Embedder | None = None
+) -> Vectors:
     """The question's vector for a state whose rows' vectors are `model`'s of `dimension` (`where` names it): its
     own (`Request.vector`), of that length, on the grid; else the embedder's of its text, where lawindex has
     that model; else the refusal saying the question needs its vector."""
@@ -171,7 +196,7 @@ def asked_vector(request: Request, where: str, model: str | None, dimension: int
         return given_grid(request.vector)
     if model == EXTERNAL:
         raise needs_vector(where, model)
-    return question_vector(request.question)
+    return question_vector(request.question, embedder)
 
 
 def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
@@ -181,9 +206,9 @@ def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
     return vector
 
 
-def answer(corpus: Corpus, request: Request) -> Answer:
+def answer(corpus: Corpus, request: Request, embedder: Embedder | None = None) -> Answer:
     """The reference engine's answer to `request` (its state's `corpus`): words (the spec's BM25), meaning or
-    hybrid, exact."""
+    hybrid, exact; by meaning with `embedder`'s vectors (the default embedder's when None)."""
     from indexer.retrieval import reference
 
     question, limit = request.question, request.limit
@@ -196,11 +221,15 @@ def answer(corpus: Corpus, request: Request) -> Answer:
     # A question with nothing to embed (no letter or digit: indexer.retrieval.request) is near no row: nothing,
     # as a question of stopwords by words; nor is a question the embedder makes the zero vector of.
     own = corpus.vectors
-    model, dimension = (None, DIMENSION) if own is None else ("external", int(own.shape[1]))
-    asking = asked_vector(request, corpus.state, model, dimension) if laws and request.embeddable else None
+    model: str | None
+    if own is not None:
+        model, dimension = "external", int(own.shape[1])
+    else:
+        model, dimension = (None, DIMENSION) if embedder is None else (embedder.model, embedder.dimension)
+    asking = asked_vector(request, corpus.state, model, dimension, embedder) if laws and request.embeddable else None
     if asking is None or not asking.any():
         return Answer(corpus.state, question, asked, terms, [], **fields, reached=[])
-    scores = cosines(row_vectors(corpus), asking)
+    scores = cosines(row_vectors(corpus, embedder), asking)
     by_meaning = meaning_order(scores)
     chosen: list[tuple[int, float, int | None, int | None]]
     if request.way is Way.meaning:

@@ -17,6 +17,7 @@ from indexer.retrieval.request import Request, Way
 
 if TYPE_CHECKING:
     from indexer.opensearch.cluster.connection import Connection
+    from indexer.retrieval.embedding import Embedder
     from indexer.retrieval.explain import Contribution
     from indexer.retrieval.stored import StoredState
 
@@ -52,8 +53,15 @@ class ReferenceEngine:
     `stored_from` bytes or more are kept there too, under the file's SHA-256, and a later process asks
     by words from them without counting the file again (indexer.retrieval.stored)."""
 
-    def __init__(self, corpora: Path, stored: Path | None = None, stored_from: int | None = None) -> None:
+    def __init__(
+        self,
+        corpora: Path,
+        stored: Path | None = None,
+        stored_from: int | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self._directory = corpora
+        self._embedder = embedder  # by meaning: the default embedder's vectors when None
         self._corpora: dict[str, Corpus] = {}
         self._store = stored
         self._stored_from = stored_from
@@ -85,7 +93,7 @@ class ReferenceEngine:
             return reference.ask(self.corpus(state), question, limit)
         from indexer.retrieval import meaning
 
-        return meaning.answer(self.corpus(state), request)
+        return meaning.answer(self.corpus(state), request, self._embedder)
 
     def _stored_state(self, state: str) -> StoredState | None:
         """The state's stored statistics (read on its first question), or None: too small a file to be
@@ -137,15 +145,22 @@ class ReferenceEngine:
         raise NotFound(f"{state_code(state)} has no law {law!r}")
 
 
-def engine(name: str, *, corpora: Path = Path("corpora"), connection: Connection | None = None) -> Engine:
+def engine(
+    name: str,
+    *,
+    corpora: Path = Path("corpora"),
+    connection: Connection | None = None,
+    embedder: Embedder | None = None,
+) -> Engine:
     """The engine called `name` (one of ENGINES); BadInput for any other name.
 
-    `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200).
+    `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200) and asks each
+    index by the embedder it was loaded with; `reference` by meaning with `embedder` (the default's when None).
     """
     if name == "reference":
         from indexer.cache import default_cache_dir
 
-        return ReferenceEngine(corpora, stored=default_cache_dir() / "reference")
+        return ReferenceEngine(corpora, stored=default_cache_dir() / "reference", embedder=embedder)
     if name == "opensearch":
         from indexer.opensearch.cluster.connection import Connection
         from indexer.opensearch.read.engine import OpenSearchEngine

@@ -16,10 +16,10 @@ from tests import synthetic
 
 
 class Counting:
-    """The shipped embedder, counting the texts it is asked to embed."""
+    """The shipped embedder (or `inner`), counting the texts it is asked to embed."""
 
-    def __init__(self, version: str | None = None) -> None:
-        self.inner: Embedder = default_embedder()
+    def __init__(self, version: str | None = None, inner: Embedder | None = None) -> None:
+        self.inner: Embedder = inner or default_embedder()
         self.embedded = 0
         self._version = version
 

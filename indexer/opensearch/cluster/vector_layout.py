@@ -117,13 +117,15 @@ def mapping(dimension: int) -> dict[str, Any]:
     return {"type": "knn_vector", "dimension": dimension}
 
 
-def for_cluster(client: OpenSearch, plugin: bool = False) -> Meaning | None:
+def for_cluster(client: OpenSearch, plugin: bool = False, embedder: Embedder | None = None) -> Meaning | None:
     """The meaning a load adds where the load builds for the lawindex plugin (which ranks by meaning from
     `vector_grid`: no `knn_vector`, k-NN or not) or every node has k-NN (the window path: a graph-free
-    `knn_vector`); None (words only) where neither."""
+    `knn_vector`); None (words only) where neither. Its rows embedded by `embedder` (`lawindex load --embedder`,
+    indexer.retrieval.embedders), the default embedder's when None."""
+    chosen = embedder or default_embedder()
     if plugin:
-        return Meaning(default_embedder(), knn=False)
-    return Meaning(default_embedder(), knn=True) if plugins.every_node_has(client, plugins.KNN) else None
+        return Meaning(chosen, knn=False)
+    return Meaning(chosen, knn=True) if plugins.every_node_has(client, plugins.KNN) else None
 
 
 def grid_units(vectors: Vectors) -> npt.NDArray[np.int32]:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from indexer.opensearch.cluster.vector_layout import Meaning
+    from indexer.retrieval.embedding import Embedder
     from indexer.retrieval.vector_store import VectorStore
 
 
@@ -332,6 +333,7 @@ def load(
     vectors: bool | None = None,
     store: VectorStore | None = None,
     keep: int = KEEP,
+    embedder: Embedder | None = None,
 ) -> list[StateLoad]:
     """Load every corpus (already validated, all of them, before anything is written; one put down after its
     check, read_corpora(kept=False), is read again as its turn comes, refused if its file changed); one result each,
@@ -346,7 +348,8 @@ def load(
     rebuilds every state, intact or not. `vectors`: give every row its vector for meaning and hybrid (True;
     NoMeaning where the cluster cannot ask by meaning), words only (False: meaning asked of these states is
     refused, saying so), or by default where the cluster can. `store` keeps the vectors by their text's digest
-    (indexer.retrieval.vector_store), so that a law whose text did not change is not embedded again."""
+    (indexer.retrieval.vector_store), so that a law whose text did not change is not embedded again. `embedder`
+    makes the rows' vectors (indexer.retrieval.embedders; the default embedder's when None)."""
     client = connection.client()
     stop = stop or Stop()
     failures: dict[str, dict[str, Any]] = {}
@@ -357,7 +360,7 @@ def load(
         check_supported(connection, client)  # before anything is written
         plugin = plugin_path.wanted(client, plugin)  # asked once for every state
         # Vectors too where every node has k-NN, or the plugin (which ranks by meaning itself).
-        meaning = None if vectors is False else for_cluster(client, bool(plugin))
+        meaning = None if vectors is False else for_cluster(client, bool(plugin), embedder)
         if vectors and meaning is None:
             raise NoMeaning(
                 f"--vectors: OpenSearch at {connection.url} cannot ask by meaning, so the vectors would not be used",
