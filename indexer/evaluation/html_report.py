@@ -139,7 +139,7 @@ def _misses_figure(report: Report) -> Figure:
 
     figure = _figure(0.9 + 0.7 * len(report.ways))
     axes = figure.subplots()
-    beyond = DEPTH + 15
+    beyond = DEPTH * 2  # on the log scale, clear of DEPTH's own tick
     generator = np.random.default_rng(0)  # the same jitter every run: the same file for the same report
     for row, way in enumerate(report.ways):
         ranks = [rank or beyond for number in range(len(report.judged)) for _, rank in report.missed(way, number)]
