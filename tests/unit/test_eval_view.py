@@ -154,3 +154,22 @@ def test_too_many_questions_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(BadInput, match="1,001 judged questions, more than the 1,000"):
         eval_view.Questions(tmp_path).judged("many.jsonl")
+
+
+def test_each_worker_installs_the_view(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`--workers N`: each worker builds its app from the settings, the views among them, by their names."""
+    from dataclasses import asdict
+
+    from indexer.service import serve
+
+    (tmp_path / "judged.jsonl").write_text(_lines(JUDGED), "utf-8")
+    settings = {"url": "http://127.0.0.1:9", "views": [asdict(eval_view.view(tmp_path))]}
+    monkeypatch.setenv(serve.SETTINGS_VARIABLE, json.dumps(settings))
+    with TestClient(serve.app_from_environment()) as client:
+        listing = client.get("/eval")
+        assert listing.status_code == 200 and 'value="judged.jsonl"' in listing.text
+        assert '<a href="/eval">eval</a>' in client.get("/").text
+    monkeypatch.setenv(serve.SETTINGS_VARIABLE, json.dumps({"url": "http://127.0.0.1:9"}))
+    with TestClient(serve.app_from_environment()) as client:
+        assert client.get("/eval").status_code == 404  # no --questions: no view
+        assert "/eval" not in client.get("/").text
