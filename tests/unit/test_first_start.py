@@ -162,8 +162,8 @@ def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() ->
     demo = (REPO / "scripts" / "demo").read_text()
     assert 'port="${LAWINDEX_DEMO_PORT:-9200}"' in demo
     steps = (
-        "-m indexer.node.fetch >", "--no-deps", '--start "$port" &', "--requirements answer)", "opensearch start --port",
-        "-e . &&", "load corpora/ --state TX", "ask TX", "load corpora/\n", 'wait "$rest"',
+        "-m indexer.node.fetch >", "--no-deps", '--start "$port" &', "--requirements answer)",
+        "opensearch start --port", "-e . &&", "load corpora/ --state TX", "ask TX", "load corpora/\n", 'wait "$rest"',
     )  # fmt: skip
     places = [demo.index(step) for step in steps]
     assert places == sorted(places)
