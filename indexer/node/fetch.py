@@ -74,7 +74,8 @@ def start(version: str, port: int) -> list[str]:
     from indexer.node import node  # pydantic: installed by now (--requirements)
 
     began = time.monotonic()
-    print(f"starting OpenSearch {version} on port {port}, while pip installs the rest ...", file=sys.stderr)
+    said = f"starting OpenSearch {version} on port {port}, while pip installs what the first answer needs ..."
+    print(said, file=sys.stderr)
     try:
         found = node.start(version=version, port=port)
     except LawindexError as error:
