@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's first command on a simulated bare machine (issue 48.5): TREE's scripts/demo with a fresh lawindex
-# cache, a fresh pip cache, a fresh venv, no docker on PATH, its node on PORT; each line of its output stamped
+# cache, a fresh pip cache, a fresh venv, no docker on PATH (hidden where it is installed), its node on PORT; each line of its output stamped
 # with the seconds since it began, then when each thing the start makes appeared in the cache. Stops the node.
 #
 #   benchmarks/first_minute.sh TREE OUT [PORT]   # e.g. . /tmp/first.log 9350; the venv is made before the clock
@@ -15,7 +15,15 @@ trap 'rm -rf "$work"' EXIT
 export LAWINDEX_CACHE="$work/cache" PIP_CACHE_DIR="$work/pip" LAWINDEX_DEMO_PORT="$port"
 mkdir -p "$LAWINDEX_CACHE"
 python3 -m venv "$work/venv"
-export PATH="$work/venv/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The system's commands but Docker's: where docker is installed, a PATH of links to every other command.
+mkdir "$work/bin"
+for folder in /usr/sbin /usr/bin /sbin /bin; do
+  for command in "$folder"/*; do
+    name="${command##*/}"
+    [[ "$name" == docker* || "$name" == containerd* || -e "$work/bin/$name" ]] || ln -s "$command" "$work/bin/$name"
+  done
+done
+export PATH="$work/venv/bin:$work/bin"
 unset PYTHONPATH OPENSEARCH_URL LAWINDEX_RUNTIME
 if command -v docker >/dev/null; then
   echo "docker is on PATH ($(command -v docker)): not a bare machine" >&2

@@ -26,10 +26,9 @@ from indexer.cli.ask import (
 from indexer.retrieval.request import Way
 
 if TYPE_CHECKING:
-    from indexer.evaluation.evaluate import Judged, Report
+    from indexer.evaluation.evaluate import Report
     from indexer.evaluation.significance import Paired
     from indexer.retrieval.embedding import Embedder
-    from indexer.service.engines import Engine
 
 
 class Split(StrEnum):
@@ -37,22 +36,6 @@ class Split(StrEnum):
 
     tuning = "tuning"
     held_out = "held-out"
-
-
-def _check_relevant(engine: "Engine", judged: "list[Judged]", source: Path) -> None:
-    """Every judged id is a law of its state (a typo in a judgment would count as a miss forever)."""
-    from indexer.errors import BadInput
-
-    seen: set[tuple[str, str]] = set()
-    for number, one in enumerate(judged, 1):
-        for law in one.relevant:
-            if (one.state, law) in seen:
-                continue
-            try:
-                engine.get(one.state, law)
-            except BadInput as error:
-                raise BadInput(f"{source}: question {one.id} (#{number}): field 'relevant': {error.message}") from None
-            seen.add((one.state, law))
 
 
 def _print_paired(found: "Sequence[Paired]", title: str) -> None:
@@ -182,6 +165,7 @@ def eval_command(
         from indexer.errors import BadInput
         from indexer.evaluation.evaluate import (
             against,
+            check_relevant,
             evaluate,
             of_split,
             paired_object,
@@ -198,7 +182,7 @@ def eval_command(
         fused = Fusion.of(fusion or {})
         judged = of_split(read_judged(qrels, questions), None if split is None else split.value)
         engine = engine_for(engine_name, corpora, cluster, _embedder(embedder_name, engine_name))
-        _check_relevant(engine, judged, qrels)
+        check_relevant(engine, judged, str(qrels))
         report = evaluate(engine, judged, ways, fused)
         compared = None if earlier is None else against(report, earlier)
         if run is not None:

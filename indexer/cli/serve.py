@@ -3,13 +3,17 @@
 import signal
 from dataclasses import asdict
 from enum import StrEnum
+from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from indexer.cli._common import NO_OPTIONS, Cluster, connection_options, reporting
 from indexer.cli.application import app
+
+if TYPE_CHECKING:
+    from indexer.service.page import View
 
 
 class LogFormat(StrEnum):
@@ -72,6 +76,14 @@ def serve(
         bool,
         typer.Option("--log-questions", help="Put each question's text in the JSON log (off: it is the learner's)."),
     ] = False,
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            "--questions",
+            help="A folder of judged-questions files (JSON lines, as `lawindex eval` reads them): the page's eval "
+            "view at /eval draws each as `eval --html` does.",
+        ),
+    ] = None,
 ) -> None:
     """Answer questions over HTTP: GET /v1/states/{state}/ask?q=... returns what `lawindex ask --json` prints.
 
@@ -94,6 +106,7 @@ def serve(
             header_timeout=header_timeout, body_timeout=body_timeout, max_connections=max_connections,
             max_in_flight=max_in_flight,
         )  # fmt: skip
+        views = [] if questions is None else [_eval_view(questions)]
         connection = cluster.connect(json_lines)
         check_address(host, port)
         open_files_for(limits)
@@ -113,4 +126,15 @@ def serve(
             settings=asdict(cluster),
             limits=limits,
             observing=Observing(metrics=metrics, log_format=log_format.value, log_questions=log_questions),
+            views=views,
         )
+
+
+def _eval_view(folder: Path) -> "View":
+    """The page's eval view over `folder`; BadInput, before the service starts, when it is not a folder."""
+    from indexer.errors import BadInput
+    from indexer.evaluation.view import view
+
+    if not folder.is_dir():
+        raise BadInput(f"--questions {folder}: not a folder", hint="give the folder that holds the .jsonl files")
+    return view(folder.resolve())

@@ -23,6 +23,10 @@ the fusion is chosen on one half and measured on the other.
 
 A relevant row may carry a grade (`{"id": "XX-S01", "grade": 2}`, or a qrels line's REL): nDCG@8 weighs it so;
 recall@8 and MRR@8 count every grade above 0 as relevant.
+
+Long: one evaluation read top to bottom, from the judged files (JSON lines, qrels) and their checks, through the
+asking and the measures, to what `--json` and `--run` write; the CLI and the page's eval view
+(indexer.evaluation.view) share all of it.
 """
 
 from __future__ import annotations
@@ -272,6 +276,21 @@ def _from_trec(path: Path, questions: Path | None) -> list[Judged]:
     if unknown:
         raise BadInput(f"{path}: questions {', '.join(unknown[:5])} are not in {questions}")
     return judged
+
+
+def check_relevant(engine: Engine, judged: Sequence[Judged], source: str) -> None:
+    """Every judged id is a law of its state (a typo in a judgment would count as a miss forever); BadInput
+    naming `source` (the file), the question and the law for one that is not."""
+    seen: set[tuple[str, str]] = set()
+    for number, one in enumerate(judged, 1):
+        for law in one.relevant:
+            if (one.state, law) in seen:
+                continue
+            try:
+                engine.get(one.state, law)
+            except BadInput as error:
+                raise BadInput(f"{source}: question {one.id} (#{number}): field 'relevant': {error.message}") from None
+            seen.add((one.state, law))
 
 
 def evaluate(

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from indexer.evaluation.evaluate import CUTOFF, DEPTH, MEASURES, NAMES, Report, qrels_of, run_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["RECALL_DEPTHS", "html_report", "recall_at"]
+__all__ = ["RECALL_DEPTHS", "html_report", "recall_at", "report_context"]
 
 RECALL_DEPTHS = range(1, 21)
 # One colour a way, the page's own (indexer/service/page/static/page.css).
 COLOURS = {"words": "#0550ae", "meaning": "#8250df", "hybrid": "#1b7c83"}
 WON, LOST = "#116329", "#a40e26"
+_DRAWING = threading.Lock()
 
 
 def recall_at(report: Report, way: str) -> list[float]:
@@ -48,13 +50,20 @@ def html_report(report: Report) -> str:
     """The whole file: the measures, the three figures as inline SVG, the misses, escaped."""
     from indexer.service.page import templates
 
+    return templates().get_template("eval.html").render(**report_context(report))
+
+
+def report_context(report: Report) -> dict[str, Any]:
+    """What the templates draw a report from (eval.html, the file; eval_view.html, the page's view of a questions
+    file on the server): the measures, the figures as SVG, the wins and the misses, every text still to escape."""
     pairs = [(a, b) for i, a in enumerate(report.ways) for b in report.ways[i + 1 :]]
     recall = {way: recall_at(report, way) for way in report.ways}
     from matplotlib import rc_context
 
     # Text as paths (no font needed where it is read), the same ids for the same figure, and nothing in a
-    # label read as math (`text.parse_math` is read as each text is made, so around the drawing too).
-    with rc_context({"svg.fonttype": "path", "svg.hashsalt": "lawindex", "text.parse_math": False}):
+    # label read as math (`text.parse_math` is read as each text is made, so around the drawing too). The
+    # settings are matplotlib's global ones: one drawing at a time (serve draws in its threads).
+    with _DRAWING, rc_context({"svg.fonttype": "path", "svg.hashsalt": "lawindex", "text.parse_math": False}):
         figures = [("recall", "Recall@k for k = 1..20, each way", _svg(_recall_figure(report, recall), "recall"))]
         if pairs:
             wins = _svg(_wins_figure(report, pairs), "wins")
@@ -70,21 +79,17 @@ def html_report(report: Report) -> str:
         ]
         if ways:
             misses.append(_Miss(one.id, one.state, one.question, ways))
-    return (
-        templates()
-        .get_template("eval.html")
-        .render(
-            report=report,
-            measures=[(name, NAMES[name]) for name in MEASURES],
-            recall=recall,
-            depths=list(RECALL_DEPTHS),
-            wins=[(a, b, *report.wins(a, b)) for a, b in pairs],
-            figures=figures,
-            misses=misses,
-            cutoff=CUTOFF,
-            depth=DEPTH,
-        )
-    )
+    return {
+        "report": report,
+        "measures": [(name, NAMES[name]) for name in MEASURES],
+        "recall": recall,
+        "depths": list(RECALL_DEPTHS),
+        "wins": [(a, b, *report.wins(a, b)) for a, b in pairs],
+        "figures": figures,
+        "misses": misses,
+        "cutoff": CUTOFF,
+        "depth": DEPTH,
+    }
 
 
 def _figure(height: float) -> Figure:
@@ -134,7 +139,7 @@ def _misses_figure(report: Report) -> Figure:
 
     figure = _figure(0.9 + 0.7 * len(report.ways))
     axes = figure.subplots()
-    beyond = DEPTH + 15
+    beyond = DEPTH * 2  # on the log scale, clear of DEPTH's own tick
     generator = np.random.default_rng(0)  # the same jitter every run: the same file for the same report
     for row, way in enumerate(report.ways):
         ranks = [rank or beyond for number in range(len(report.judged)) for _, rank in report.missed(way, number)]
@@ -154,11 +159,14 @@ def _misses_figure(report: Report) -> Figure:
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
+_STYLE = re.compile(r'\sstyle="([^"]*)"')
+_STYLE_ELEMENT = re.compile(r"<style[^>]*>\*\{([^}]*)\}</style>")
 
 
 def _svg(figure: Figure, prefix: str) -> str:
-    """The figure as an inline <svg>: no XML prolog, and its ids (glyphs, clip paths) made its own, so that
-    several figures in one page never share one."""
+    """The figure as an inline <svg>: no XML prolog, its ids (glyphs, clip paths) made its own, so that several
+    figures in one page never share one, and no CSS: each `style` attribute as the presentation attributes it
+    sets (`fill="#fff"`), which a Content-Security-Policy without inline styles, the page's, lets draw."""
     out = io.StringIO()
     figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})  # no date: the same file again
     text = out.getvalue()
@@ -167,4 +175,16 @@ def _svg(figure: Figure, prefix: str) -> str:
     for found in sorted(ids, key=len, reverse=True):
         text = text.replace(f'id="{found}"', f'id="{prefix}-{found}"')
         text = text.replace(f"#{found})", f"#{prefix}-{found})").replace(f'#{found}"', f'#{prefix}-{found}"')
-    return text
+    # matplotlib's one rule, `*{stroke-linejoin: round; stroke-linecap: butt}`, on the root: both are inherited,
+    # and every element that sets either sets it itself.
+    rule = _STYLE_ELEMENT.search(text)
+    if rule is not None:
+        text = text[: rule.start()] + text[rule.end() :]
+        text = text.replace("<svg ", f"<svg{_attributes(rule.group(1))} ", 1)
+    return _STYLE.sub(lambda found: _attributes(found.group(1)), text)
+
+
+def _attributes(declarations: str) -> str:
+    """CSS declarations (`fill: #fff; stroke: none`) as SVG presentation attributes (` fill="#fff" stroke="none"`)."""
+    pairs = [part.split(":", 1) for part in declarations.split(";") if part.strip()]
+    return "".join(f' {name.strip()}="{value.strip()}"' for name, value in pairs)

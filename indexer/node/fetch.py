@@ -7,7 +7,10 @@ scripts/demo runs it from the source tree (PYTHONPATH=.) on a bare machine, in t
 - `--requirements`: the two lines of pyproject.toml that a start needs installed, pydantic (the node's record)
   and wordllama (the embedder's files, which go into the plugin's jar), which the demo installs first;
 - `--start PORT`, once those two are installed: the node started as `lawindex opensearch start --port PORT`
-  starts it (the same record), green while pip installs the rest; the CLI's start then finds it running.
+  starts it (the same record), green while pip installs what the first answer needs;
+- `--requirements answer`: the lines of what `lawindex load` and `lawindex ask` need besides (ANSWER), which
+  the demo installs while the node starts, then loads the state asked about and answers from the source tree
+  while pip installs the rest (the service's, eval's, a secured node's) and lawindex itself.
 
 Each step finds in the cache what another made, or waits for it, saying so. A failure is one line and exit 1:
 the start that follows does the same work and says the same.
@@ -30,13 +33,19 @@ from indexer.node.pins import default_version
 
 # The distributions a start needs before any other: its record's models, the embedder's files.
 FIRST = ("pydantic", "wordllama")
+# What `lawindex load` and `lawindex ask` need besides FIRST (wordllama's files only: its own dependencies are
+# tokenizers and safetensors, which read them, and numpy): not the service's (fastapi, uvicorn, prometheus-client),
+# eval's (ir-measures, matplotlib), the page's (jinja2) or a secured node's (cryptography, bcrypt).
+# tests/unit/test_first_start.py holds that the two commands import nothing else.
+ANSWER = ("opensearch-py", "orjson", "typer", "rich", "numpy", "tokenizers", "safetensors", "scipy")
+NEEDS = {"start": FIRST, "answer": ANSWER}
 
 
-def requirements(pyproject: Path) -> list[str]:
-    """The lines of `pyproject`'s dependencies that name FIRST's distributions, in FIRST's order."""
+def requirements(pyproject: Path, names: tuple[str, ...] = FIRST) -> list[str]:
+    """The lines of `pyproject`'s dependencies that name `names`' distributions, in their order."""
     found = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
     named = {re.split(r"[\s\[<>=!~;]", line, maxsplit=1)[0].lower(): line for line in found}
-    return [named[name] for name in FIRST]
+    return [named[name] for name in names]
 
 
 def ahead(version: str) -> list[str]:
@@ -65,7 +74,8 @@ def start(version: str, port: int) -> list[str]:
     from indexer.node import node  # pydantic: installed by now (--requirements)
 
     began = time.monotonic()
-    print(f"starting OpenSearch {version} on port {port}, while pip installs the rest ...", file=sys.stderr)
+    said = f"starting OpenSearch {version} on port {port}, while pip installs what the first answer needs ..."
+    print(said, file=sys.stderr)
     try:
         found = node.start(version=version, port=port)
     except LawindexError as error:
@@ -77,11 +87,18 @@ def start(version: str, port: int) -> list[str]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m indexer.node.fetch", description=__doc__.split("\n")[0])
     parser.add_argument("--version", default=None, help="OpenSearch version [default: the pinned 3.x]")
-    parser.add_argument("--requirements", action="store_true", help="print what a start needs installed first")
+    parser.add_argument(
+        "--requirements",
+        nargs="?",
+        const="start",
+        choices=sorted(NEEDS),
+        help="print what a start (or the first answer) needs installed first",
+    )
     parser.add_argument("--start", type=int, metavar="PORT", help="start the node on PORT")
     asked = parser.parse_args(argv)
     if asked.requirements:
-        print("\n".join(requirements(Path(__file__).resolve().parents[2] / "pyproject.toml")))
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        print("\n".join(requirements(pyproject, NEEDS[asked.requirements])))
         return 0
     version = asked.version or default_version()
     failures = start(version, asked.start) if asked.start else ahead(version)

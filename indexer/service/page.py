@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from indexer.retrieval.explain import Contribution
     from indexer.service.engines import Engine
 
-__all__ = ["CSP", "DEPTH", "WAYS", "ask_way", "install", "templates"]
+__all__ = ["CSP", "DEPTH", "WAYS", "View", "ask_way", "install", "refused", "render", "templates"]
 
 HERE = Path(__file__).with_name("page")
 WAYS = ("words", "meaning", "hybrid")
@@ -69,9 +69,30 @@ def ask_way(engine: Engine, state: str, question: str, way: str, limit: int) -> 
     return engine.ask(Question.of(state, question, {"by": way, "limit": limit}))
 
 
-def install(app: FastAPI, engine: Engine, served: Callable[[], list[str]]) -> None:
-    """The page's routes on `app` (left out of the API's schema): `/` and its stylesheet. `served()`: the
-    aliases of the states the engine serves, for the picker."""
+@dataclass(frozen=True)
+class View:
+    """A view more on the page, from a layer above the service (the eval view, indexer.evaluation.view): the CLI
+    names it and the service installs it without importing what stands above it. `install` is a function
+    `(app, engine, options) -> None` as `module:function`, imported by that name in each worker (as uvicorn
+    imports the app, so that `--workers N` installs it too); `path` and `title` its link in the page's footer;
+    `options` (JSON) what its install is given."""
+
+    install: str
+    path: str
+    title: str
+    options: dict[str, Any]
+
+    def installed(self, app: FastAPI, engine: Engine) -> None:
+        from importlib import import_module
+
+        module, _, function = self.install.partition(":")
+        getattr(import_module(module), function)(app, engine, self.options)
+
+
+def install(app: FastAPI, engine: Engine, served: Callable[[], list[str]], views: Sequence[View] = ()) -> None:
+    """The page's routes on `app` (left out of the API's schema): `/` and its stylesheet, then each of `views`.
+    `served()`: the aliases of the states the engine serves, for the picker."""
+    links = [(view.path, view.title) for view in views]
 
     @app.get("/", include_in_schema=False)
     def page(request: Request) -> Response:
@@ -85,13 +106,8 @@ def install(app: FastAPI, engine: Engine, served: Callable[[], list[str]]) -> No
                 context["answer"] = compare(engine, state or "", question)
                 context["state"] = context["answer"].state
             except LawindexError as error:
-                status = http_status(error)
-                context["error"] = {"status": status, "message": error.message, "hint": error.hint}
-        headers = dict(HEADERS)
-        if status == 503:
-            headers["Retry-After"] = str(RETRY_AFTER)
-        html = templates().get_template("page.html").render(**context)
-        return Response(html, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
+                status, context["error"] = refused(error)
+        return render("page.html", {**context, "links": links}, status)
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str) -> Response:
@@ -99,6 +115,25 @@ def install(app: FastAPI, engine: Engine, served: Callable[[], list[str]]) -> No
             return Response("no such file", status_code=404, media_type="text/plain", headers=HEADERS)
         body = (HERE / "static" / name).read_bytes()
         return Response(body, media_type=_STATIC[name], headers={**HEADERS, "Cache-Control": "max-age=3600"})
+
+    for view in views:
+        view.installed(app, engine)
+
+
+def refused(error: LawindexError) -> tuple[int, dict[str, Any]]:
+    """A refusal as the page shows it: the API's status, message and hint."""
+    status = http_status(error)
+    return status, {"status": status, "message": error.message, "hint": error.hint}
+
+
+def render(template: str, context: dict[str, Any], status: int = 200) -> Response:
+    """One of the page's templates as the response, under the page's headers (its CSP; Retry-After on a 503,
+    as the API's)."""
+    headers = dict(HEADERS)
+    if status == 503:
+        headers["Retry-After"] = str(RETRY_AFTER)
+    html = templates().get_template(template).render(**context)
+    return Response(html, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
 
 
 def _states(served: Callable[[], list[str]]) -> list[str]:
@@ -182,7 +217,7 @@ def compare(engine: Engine, state: str, question: str) -> Compared:
         try:
             deep[way] = ask_way(engine, code, question, way, DEPTH)
         except LawindexError as error:  # by meaning where the index has no vectors: 501, that column only
-            errors[way] = {"status": http_status(error), "message": error.message, "hint": error.hint}
+            errors[way] = refused(error)[1]
     for answer in deep.values():
         _answered(answer)
     words = replace(deep["words"], hits=deep["words"].hits[:RETRIEVED_LAWS])

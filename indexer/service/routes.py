@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Path, Query
@@ -25,6 +25,7 @@ from indexer.opensearch.read.engine import OpenSearchEngine
 from indexer.retrieval.answers import Answer
 from indexer.retrieval.corpus import STATES, state_code
 from indexer.retrieval.request import FUSION, MAX_QUESTION_CHARS, Request, parameter
+from indexer.service import page
 from indexer.service.metrics import CURRENT
 from indexer.service.output import (
     DESCRIPTIONS,
@@ -76,9 +77,9 @@ State = Annotated[
 ]
 
 
-def create_app(connection: Connection) -> FastAPI:
+def create_app(connection: Connection, views: Sequence[page.View] = ()) -> FastAPI:
     """The service over `connection`: one engine, shared by every request of this process; its routes in
-    the order the schema lists them."""
+    the order the schema lists them, then the page's (`views`: its views from above the service)."""
     engine = OpenSearchEngine(connection)
     app = FastAPI(
         title="lawindex",
@@ -92,9 +93,8 @@ def create_app(connection: Connection) -> FastAPI:
     _ask_one(app, engine)
     _ask_many(app, engine)
     _lookups(app, engine)
-    from indexer.service import page  # the HTML page at `/`, over the same engine (indexer/service/page.py)
-
-    page.install(app, engine, lambda: _served_states(engine, connection))
+    # The HTML page at `/`, over the same engine (indexer/service/page.py).
+    page.install(app, engine, lambda: _served_states(engine, connection), views)
     return app
 
 

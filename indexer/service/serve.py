@@ -23,6 +23,8 @@ import json
 import logging
 import os
 import signal
+from collections.abc import Sequence
+from dataclasses import asdict
 from types import FrameType
 from typing import Any
 
@@ -33,6 +35,7 @@ from indexer.service.body_limit import BodyLimit
 from indexer.service.client_limits import PROTOCOL, InFlight, Limits, configure, open_files_for
 from indexer.service.fast_ask import FastAsk
 from indexer.service.metrics import MULTIPROCESS
+from indexer.service.page import View
 from indexer.service.routes import create_app
 
 DEFAULT_HOST = "127.0.0.1"
@@ -52,14 +55,17 @@ def app_from_environment() -> Any:
     )
     limits = Limits(**settings.get("limits", {}))
     configure(limits)
-    return _service(connection, limits, Observing(**settings.get("observing", {})))
+    views = [View(**view) for view in settings.get("views", [])]
+    return _service(connection, limits, Observing(**settings.get("observing", {})), views)
 
 
-def _service(connection: Connection, limits: Limits, observing: Observing | None = None) -> Any:
+def _service(
+    connection: Connection, limits: Limits, observing: Observing | None = None, views: Sequence[View] = ()
+) -> Any:
     """The whole ASGI app of a worker: its metrics and access log (indexer.service.access_log), the body read
     (within its limit) before the request counts against the bound on requests in flight
-    (indexer.service.client_limits.InFlight), then the fast ask path."""
-    app = create_app(connection)
+    (indexer.service.client_limits.InFlight), then the fast ask path; `views`, the page's views from above."""
+    app = create_app(connection, views)
     in_flight = InFlight(FastAsk(app), limits.max_in_flight)
     return observed(
         BodyLimit(in_flight), observing or Observing(), lambda: app.state.engine.client, connection.namespace, in_flight
@@ -102,9 +108,11 @@ def serve(
     settings: dict[str, Any] | None = None,
     limits: Limits | None = None,
     observing: Observing | None = None,
+    views: Sequence[View] = (),
 ) -> None:
     """Run the service until SIGTERM or SIGINT, which stop new connections and let requests in flight finish.
-    `limits`: how long a request may take to arrive, how many connections and requests (client_limits)."""
+    `limits`: how long a request may take to arrive, how many connections and requests (client_limits);
+    `views`: the page's views from the layers above (the eval view: indexer.service.page.View)."""
     import uvicorn
 
     check_address(host, port)
@@ -131,11 +139,16 @@ def serve(
         # Not restored afterwards: a second SIGTERM while the process ends must not kill it either.
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, _stopped)
-        uvicorn.run(_service(connection, limits, observing), **common)
+        uvicorn.run(_service(connection, limits, observing, views), **common)
         return
     observing = observing or Observing()
     os.environ[SETTINGS_VARIABLE] = json.dumps(
-        {**(settings or {"url": connection.url}), "limits": limits.json_obj(), "observing": observing.json_obj()}
+        {
+            **(settings or {"url": connection.url}),
+            "limits": limits.json_obj(),
+            "observing": observing.json_obj(),
+            "views": [asdict(view) for view in views],
+        }
     )
     if not observing.metrics:
         uvicorn.run("indexer.service.serve:app_from_environment", factory=True, workers=workers, **common)

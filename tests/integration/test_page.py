@@ -40,6 +40,8 @@ QUESTIONS = [
 WAYS = ("words", "meaning", "hybrid")
 HOSTILE_STATE = "WY"
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
+JUDGED_FILE = "judged.jsonl"
+HOSTILE_FILE = "<img src=x onerror=alert(1)>.jsonl"
 CHROMIUM = os.environ.get("LAWINDEX_CHROMIUM", "/usr/bin/chromium")
 # Headless, and nothing the browser would fetch or start on its own (updates, sync, QUIC probes).
 CHROMIUM_ARGS = [
@@ -99,8 +101,20 @@ def env(opensearch_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 @pytest.fixture(scope="module")
-def service(env: dict[str, str]) -> Iterator[Service]:
-    with running(env, ready="/readyz") as started:
+def questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The service's questions folder (`--questions`): 20 judged questions and a hostile one, under a plain name
+    and under a hostile name."""
+    folder = tmp_path_factory.mktemp("questions")
+    lines = (ROOT / "eval" / "questions.jsonl").read_text("utf-8").splitlines()[:20]
+    lines.append(json.dumps({"id": "<i>x</i>", "state": "TX", "question": HOSTILE, "relevant": ["TX-S01"]}))
+    (folder / JUDGED_FILE).write_text("\n".join(lines) + "\n", "utf-8")
+    (folder / HOSTILE_FILE).write_text("\n".join(lines[-3:]) + "\n", "utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def service(env: dict[str, str], questions: Path) -> Iterator[Service]:
+    with running(env, "--questions", str(questions), ready="/readyz") as started:
         yield started
 
 
@@ -145,6 +159,19 @@ def opened(browser: Any) -> tuple[Any, list[str]]:
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     return page, dialogs
+
+
+def refused_by_policy(page: Any) -> list[str]:
+    """What the Content-Security-Policy refuses on `page` from now on, as the console says it (an inline style, a
+    script)."""
+    refused: list[str] = []
+
+    def said(message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            refused.append(message.text)
+
+    page.on("console", said)
+    return refused
 
 
 @pytest.mark.parametrize("state", STATES)
@@ -296,5 +323,80 @@ def test_eval_html_opens_with_its_figures(browser: Any, env: dict[str, str], tmp
         misses = page.inner_text("table.misses")  # by words the hostile question reaches no TX-S01: a miss
         assert HOSTILE in misses and "<i>x</i>" in misses
         page.screenshot(path=str(shots / "eval.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_the_eval_view_opens_with_its_figures(
+    browser: Any, service: Service, env: dict[str, str], questions: Path, shots: Path
+) -> None:
+    """From `/`'s footer to a questions file's view, by keyboard: its three figures drawn under the page's CSP, its
+    measures `lawindex eval --json`'s on the same file, the hostile question as text."""
+    result = runner.invoke(app, ["eval", str(questions / JUDGED_FILE), "--json"], env=env)
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout.splitlines()[-1])
+    page, dialogs = opened(browser)
+    refused = refused_by_policy(page)
+    try:
+        page.goto(service.url + "/")
+        with page.expect_navigation():
+            page.get_by_role("link", name="eval", exact=True).click()
+        assert urlsplit(page.url).path == "/eval"
+        page.get_by_label("Questions file", exact=True).select_option(JUDGED_FILE)
+        page.get_by_role("button", name="Evaluate").focus()
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        query = parse_qs(urlsplit(page.url).query)
+        assert query == {"file": [JUDGED_FILE], "by": list(WAYS)}
+        figures = page.locator("figure.plot svg")
+        assert figures.count() == 3
+        for number in range(3):
+            box = figures.nth(number).bounding_box()
+            assert box is not None and box["width"] > 300 and box["height"] > 100  # drawn, not empty
+        assert page.locator("figure.plot svg path").count() > 100
+        # Drawn in its colours, not in black: the styles are attributes, which the policy lets through.
+        colour = page.evaluate(
+            "getComputedStyle(document.querySelector('#figure-recall svg [stroke=\"#0550ae\"]')).stroke"
+        )
+        assert colour == "rgb(5, 80, 174)"
+        page.wait_for_load_state("networkidle")
+        assert refused == [] and dialogs == []
+        assert page.evaluate("document.querySelectorAll('script, img, style').length") == 0
+        rows = page.eval_on_selector_all(
+            "table:first-of-type tbody tr:has(th)", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+        )
+        assert {row[1]: row[2:] for row in rows} == {
+            way: [f"{summary['overall'][way][name]:.3f}" for name in ("recall@8", "MRR@8", "nDCG@8")] for way in WAYS
+        }
+        misses = page.inner_text("table.misses")
+        assert HOSTILE in misses and "<i>x</i>" in misses
+        page.screenshot(path=str(shots / "eval-view.png"), full_page=True)
+        # One way only: its figures, no wins and losses.
+        page.goto(f"{service.url}/eval?{urlencode({'file': JUDGED_FILE, 'by': 'hybrid'})}")
+        assert page.locator("figure.plot svg").count() == 2
+    finally:
+        page.close()
+
+
+def test_a_hostile_file_name_is_text_and_a_path_is_no_file(browser: Any, service: Service, shots: Path) -> None:
+    page, dialogs = opened(browser)
+    refused = refused_by_policy(page)
+    try:
+        response = page.goto(service.url + "/eval")
+        assert response is not None and response.status == 200
+        assert HOSTILE_FILE in page.locator(".files").inner_text()
+        page.get_by_role("link", name=HOSTILE_FILE).click()
+        page.wait_for_load_state("networkidle")
+        assert parse_qs(urlsplit(page.url).query) == {"file": [HOSTILE_FILE]}
+        assert page.locator("figure.plot svg").count() == 3
+        assert HOSTILE_FILE in page.inner_text("h2#eval-title")
+        assert dialogs == [] and refused == []
+        assert page.evaluate("document.querySelectorAll('script, img').length") == 0
+        page.screenshot(path=str(shots / "eval-hostile-name.png"), full_page=True)
+        for name in ("../judged.jsonl", "/etc/passwd", "judged", ""):
+            response = page.goto(f"{service.url}/eval?{urlencode({'file': name})}")
+            assert response is not None and response.status == 404
+            assert page.inner_text(".error .message") == f"no questions file {name!r}"
+            assert page.locator("figure.plot svg").count() == 0
     finally:
         page.close()

@@ -161,13 +161,53 @@ def test_the_background_fetch_needs_nothing_pip_installs() -> None:
 def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() -> None:
     demo = (REPO / "scripts" / "demo").read_text()
     assert 'port="${LAWINDEX_DEMO_PORT:-9200}"' in demo
-    steps = ("-m indexer.node.fetch >", "--no-deps", '--start "$port" &', '"${pip[@]}" -e .', "opensearch start --port")
+    steps = (
+        "-m indexer.node.fetch >", "--no-deps", '--start "$port" &', "--requirements answer)",
+        "opensearch start --port", "-e . &&", "load corpora/ --state TX", "ask TX", "load corpora/\n", 'wait "$rest"',
+    )  # fmt: skip
     places = [demo.index(step) for step in steps]
     assert places == sorted(places)
 
 
+# The import names of what the first answer does not need (pyproject's other dependencies).
+NOT_FOR_THE_ANSWER = ("fastapi", "starlette", "uvicorn", "prometheus_client", "cryptography", "bcrypt", "ir_measures",
+                      "matplotlib", "jinja2")  # fmt: skip
+
+
+def test_the_first_answer_needs_only_what_the_demo_installs_first() -> None:
+    """scripts/demo loads Texas and answers before pip has installed the rest: `lawindex load` and `lawindex ask`
+    (its commands' modules, the load's embedding and the engine's ask) import none of the other packages; and
+    pyproject.toml names every package the demo installs first."""
+    needed = fetch.requirements(REPO / "pyproject.toml", fetch.FIRST + fetch.ANSWER)
+    assert len(needed) == len(fetch.FIRST) + len(fetch.ANSWER)
+    script = f"""
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {NOT_FOR_THE_ANSWER!r}:
+            raise ImportError("not installed yet: " + name)
+sys.meta_path.insert(0, Refuse())
+import indexer.cli, indexer.opensearch.write.load, indexer.opensearch.read.engine
+from indexer.retrieval.embedding import default_embedder
+default_embedder().embed(["how far from a fire hydrant can i park", "a law of two words"])
+sys.argv = ["lawindex", "ask", "TX", "how far from a fire hydrant can i park", "--engine", "reference"]
+indexer.cli.main()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("TX-S01 ")
+
+
 def test_a_start_needs_first_what_pyproject_names_for_its_record_and_the_plugin_jar() -> None:
     assert fetch.requirements(REPO / "pyproject.toml") == ["pydantic>=2.6", "wordllama==0.4.0.post1"]
+    asked = subprocess.run(
+        [sys.executable, "-S", "-m", "indexer.node.fetch", "--requirements", "answer"],
+        cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert asked.stdout.splitlines() == fetch.requirements(REPO / "pyproject.toml", fetch.ANSWER)
 
 
 def test_the_plugins_jar_files_are_found_without_numpy() -> None:
