@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -227,8 +228,9 @@ def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: S
             new = NodeFolder(old.root, version)
             extra = _extra_settings(old, member.port, cluster)
             if old.data.is_dir() and old.data != new.data:
-                if new.data.exists():
-                    new.data.rename(new.data.with_name(f"{version}.before-upgrade-{int(time.time())}"))
+                # A folder of V's left by an earlier cluster on these ports (a new cluster removes only its own
+                # version's): this node's data is data/<was>.
+                shutil.rmtree(new.data, ignore_errors=True)
                 old.data.rename(new.data)
             note = f"upgraded from {was} (lawindex opensearch upgrade)"
             started = start_distribution(cache, version, member.port, str(member.heap or found.heap or "512m"),
