@@ -37,6 +37,8 @@ def start_cluster(
     timeout = GREEN_TIMEOUT_S + CLUSTER_GREEN_EXTRA_S * (count - 1)
     with distribution.locked(cache / "nodes" / f"{port}.lock"):
         found = record.read(cache, port)
+        if isinstance(found, ClusterRecord):
+            half_way(found, port)
         same = isinstance(found, ClusterRecord) and same_cluster(cache, found, ports, version, secure)
         if found is not None and not same and status_from(found, port).state == "running":
             raise NodeError(
@@ -92,6 +94,18 @@ def start_cluster(
         if running != version:
             raise NodeError(f"asked for OpenSearch {version}, but the cluster on port {port} reports {running}")
         return status_from(cluster_record, port, reused=not relaunched)
+
+
+def half_way(found: ClusterRecord, port: int) -> None:
+    """NodeError for a cluster whose nodes run two versions (`lawindex opensearch upgrade` stopped half-way): started
+    as one version, its nodes of the other would start from no data (or, as a new cluster, lose theirs)."""
+    ran = {m.version or found.version for m in found.members}
+    if len(ran) > 1:
+        newest = max(ran, key=lambda v: tuple(int(p) for p in str(v).split(".") if p.isdigit()))
+        raise NodeError(
+            f"the cluster on port {port} is half-way through an upgrade (nodes on {', '.join(sorted(map(str, ran)))})",
+            hint=f"finish it: lawindex opensearch upgrade --port {port} --version {newest}",
+        )
 
 
 def same_cluster(cache: Path, found: NodeRecord | None, ports: tuple[int, ...], version: str, secure: bool) -> bool:

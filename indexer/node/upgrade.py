@@ -183,6 +183,28 @@ def preflight(admin: _Admin, ports: list[int], version: str) -> None:
         raise NodeError(f"the cluster cannot take the step to OpenSearch {version}: " + "; ".join(blockers))
 
 
+def _restart_stopped(cache: Path, port: int, found: ClusterRecord, cluster: Cluster, admin: _Admin, say: Say) -> None:
+    """Each node of the cluster that does not run (an upgrade stopped half-way, a node stopped since) started again
+    on the version it last ran, from its data, and waited on until it has joined: `upgrade` goes on from there."""
+    down = [(number, m) for number, m in enumerate(found.members) if member_state(m) != "running"]
+    for number, member in down:
+        ran = member.version or found.version or ""
+        say(f"node {number + 1} ({member.name or member.port}) does not run: started again on OpenSearch {ran}")
+        with distribution.locked(cache / "nodes" / f"{port}.lock"):
+            folder = NodeFolder(port_dir(cache, member.port).resolve(), ran)
+            prepare = _secure_preparer(cache, ran, port) if found.secure else None
+            heap = str(member.heap or found.heap or "512m")
+            started = start_distribution(cache, ran, member.port, heap, _extra_settings(folder, member.port, cluster),
+                                         member.note or "a cluster node", cluster, prepare)  # fmt: skip
+            found.members[number] = started
+            record.write(cache, port, found)
+    for number, member in down:
+        joined = found.members[number]
+        ran = joined.version or ""
+        _wait(f"{member.name} did not join again", JOIN_TIMEOUT_S,
+              lambda again=joined, on=ran: _joined(admin, again, on, len(found.members)))  # type: ignore[misc]  # fmt: skip
+
+
 def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: Say = _say) -> list[NodeStep]:
     """Take the cluster lawindex started at `port` to OpenSearch `version`, node by node; each node's step."""
     plugin.check_version(version)
@@ -194,18 +216,15 @@ def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: S
             hint="a rolling upgrade needs nodes to keep serving: lawindex opensearch start --nodes 3 --port PORT",
         )
     ports = [m.port for m in found.members]
-    if any(member_state(m) != "running" for m in found.members):
-        raise NodeError(
-            f"not every node of the cluster on port {port} runs", hint=f"lawindex opensearch start --port {port} first"
-        )
     admin = _Admin(found)
+    cluster = Cluster(tuple(ports), str(found.id), bootstrap=False)
+    _restart_stopped(cache, port, found, cluster, admin, say)
     preflight(admin, ports, version)
     # The new version's home (its distribution, the plugin built for it) made before the first node stops.
     from indexer.node.java import find_java
 
     java_home, _major = find_java(version)
     plugin.node_home(version, cache, java_home)
-    cluster = Cluster(tuple(ports), str(found.id), bootstrap=False)
     prepare = _secure_preparer(cache, version, port) if found.secure else None
     steps: list[NodeStep] = []
     for number, member in enumerate(list(found.members)):

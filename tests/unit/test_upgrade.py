@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.errors import BadInput
-from indexer.node import record
+from indexer.errors import BadInput, NodeError
+from indexer.node import node, record
 from indexer.node.launch import Cluster, node_settings
 from indexer.node.record import ClusterRecord, Member, NodeFolder
 from indexer.node.upgrade import _extra_settings, upgrade
@@ -38,3 +38,11 @@ def test_only_a_cluster_of_several_distribution_nodes_is_upgraded(tmp_path: Path
         record.write(tmp_path, 9630, found)
     with pytest.raises(BadInput, match="no cluster of several distribution nodes"):
         upgrade(9630, "3.6.0", cache_dir=tmp_path)
+
+
+def test_a_cluster_half_way_through_an_upgrade_is_not_started_as_one_version(tmp_path: Path) -> None:
+    members = [Member(port=9630, version="3.6.0"), Member(port=9631, version="2.19.6"), Member(port=9632)]
+    record.write(tmp_path, 9630, ClusterRecord(version="2.19.6", runs="distribution", members=members, id="c"))
+    with pytest.raises(NodeError, match="half-way through an upgrade") as refused:
+        node.start(version="2.19.6", port=9630, nodes=3, cache_dir=tmp_path, runtime="distribution")
+    assert refused.value.hint == "finish it: lawindex opensearch upgrade --port 9630 --version 3.6.0"
