@@ -190,6 +190,8 @@ def _restart_stopped(cache: Path, port: int, found: ClusterRecord, cluster: Clus
     for number, member in down:
         ran = member.version or found.version or ""
         say(f"node {number + 1} ({member.name or member.port}) does not run: started again on OpenSearch {ran}")
+        wait_port_free(member.port, DEAD_PORT_GRACE_S)  # a node killed a moment ago holds its ports a while
+        wait_port_free(member.port + TRANSPORT_OFFSET, DEAD_PORT_GRACE_S)
         with distribution.locked(cache / "nodes" / f"{port}.lock"):
             folder = NodeFolder(port_dir(cache, member.port).resolve(), ran)
             prepare = _secure_preparer(cache, ran, port) if found.secure else None
