@@ -62,7 +62,7 @@ def start_cluster(
                 id=f"cluster {port} {uuid.uuid4().hex}",
             )  # fmt: skip
             bootstrap = True
-        prepare = _secure_preparer(cache, version, port) if secure else None
+        prepare = secure_preparer(cache, version, port) if secure else None
         cluster = Cluster(ports, str(cluster_record.id), bootstrap=bootstrap)
         old = {m.port: m for m in cluster_record.members}
         members: list[Member] = []
@@ -123,7 +123,7 @@ def same_cluster(cache: Path, found: NodeRecord | None, ports: tuple[int, ...], 
     )
 
 
-def _secure_preparer(cache: Path, version: str, port: int) -> Prepare:
+def secure_preparer(cache: Path, version: str, port: int) -> Prepare:
     """What makes a node secure: the security plugin installed into its home, the cluster's CA and node
     certificates and its users (made once, in <cache>/nodes/<port>/secure/, kept across restarts)."""
     plugin = f"opensearch-security-{version}.0"

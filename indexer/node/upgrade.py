@@ -30,7 +30,7 @@ from typing import Any
 
 from indexer.errors import BadInput, NodeError
 from indexer.node import distribution, plugin, record
-from indexer.node.cluster import _secure_preparer
+from indexer.node.cluster import secure_preparer
 from indexer.node.host import DEAD_PORT_GRACE_S, HOST, TRANSPORT_OFFSET, wait_port_free, writable_cache
 from indexer.node.launch import Cluster, node_settings, start_distribution
 from indexer.node.record import ClusterRecord, Member, NodeFolder, port_dir
@@ -194,7 +194,7 @@ def _restart_stopped(cache: Path, port: int, found: ClusterRecord, cluster: Clus
         wait_port_free(member.port + TRANSPORT_OFFSET, DEAD_PORT_GRACE_S)
         with distribution.locked(cache / "nodes" / f"{port}.lock"):
             folder = NodeFolder(port_dir(cache, member.port).resolve(), ran)
-            prepare = _secure_preparer(cache, ran, port) if found.secure else None
+            prepare = secure_preparer(cache, ran, port) if found.secure else None
             heap = str(member.heap or found.heap or "512m")
             started = start_distribution(cache, ran, member.port, heap, _extra_settings(folder, member.port, cluster),
                                          member.note or "a cluster node", cluster, prepare)  # fmt: skip
@@ -227,7 +227,7 @@ def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: S
 
     java_home, _major = find_java(version)
     plugin.node_home(version, cache, java_home)
-    prepare = _secure_preparer(cache, version, port) if found.secure else None
+    prepare = secure_preparer(cache, version, port) if found.secure else None
     steps: list[NodeStep] = []
     for number, member in enumerate(list(found.members)):
         was = member.version or found.version or "?"

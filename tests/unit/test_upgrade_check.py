@@ -86,3 +86,11 @@ def test_a_cluster_that_is_not_green_cannot_step() -> None:
     assert report.exit_code == CANNOT_STEP_EXIT
     assert report.blockers == ["the cluster is yellow: a rolling upgrade starts from green"]
     assert report.notes and "outage" in report.notes[0]
+
+
+@pytest.mark.parametrize("version", ["2.11.1", "2.12.0", "2.13.0", "2.19.6", "3.0.0", "3.6.0", "3.9.2"])
+def test_the_zip_named_is_the_one_the_build_makes(version: str) -> None:
+    from indexer.node import plugin
+    from indexer.opensearch.cluster.upgrade_check import needed_zip
+
+    assert needed_zip(version) == plugin.zip_name(version)

@@ -112,11 +112,9 @@ class CheckReport:
 
 def needed_zip(version: str) -> str | None:
     """The lawindex plugin zip a node of `version` needs (None: lawindex has no build for it)."""
-    from indexer.node import plugin
-
     if versions.unsupported(version) is not None:
         return None
-    return plugin.zip_name(version)
+    return versions.plugin_zip(version)
 
 
 def step_blockers(node_versions: dict[str, str], indices: dict[str, str], target: str) -> list[str]:
