@@ -183,9 +183,10 @@ def preflight(admin: _Admin, ports: list[int], version: str) -> None:
         raise NodeError(f"the cluster cannot take the step to OpenSearch {version}: " + "; ".join(blockers))
 
 
-def _restart_stopped(cache: Path, port: int, found: ClusterRecord, cluster: Cluster, admin: _Admin, say: Say) -> None:
+def _restart_stopped(cache: Path, port: int, found: ClusterRecord, cluster: Cluster, admin: _Admin, say: Say) -> bool:
     """Each node of the cluster that does not run (an upgrade stopped half-way, a node stopped since) started again
-    on the version it last ran, from its data, and waited on until it has joined: `upgrade` goes on from there."""
+    on the version it last ran, from its data, and waited on until it has joined: `upgrade` goes on from there.
+    Whether any was."""
     down = [(number, m) for number, m in enumerate(found.members) if member_state(m) != "running"]
     for number, member in down:
         ran = member.version or found.version or ""
@@ -205,6 +206,7 @@ def _restart_stopped(cache: Path, port: int, found: ClusterRecord, cluster: Clus
         ran = joined.version or ""
         _wait(f"{member.name} did not join again", JOIN_TIMEOUT_S,
               lambda again=joined, on=ran: _joined(admin, again, on, len(found.members)))  # type: ignore[misc]  # fmt: skip
+    return bool(down)
 
 
 def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: Say = _say) -> list[NodeStep]:
@@ -220,7 +222,11 @@ def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: S
     ports = [m.port for m in found.members]
     admin = _Admin(found)
     cluster = Cluster(tuple(ports), str(found.id), bootstrap=False)
-    _restart_stopped(cache, port, found, cluster, admin, say)
+    restarted = _restart_stopped(cache, port, found, cluster, admin, say)
+    # An upgrade stopped half-way may have left allocation to primaries: given back to all before anything else.
+    _allocation(admin, ports, None)
+    if restarted:
+        _wait("the cluster was not green again", RECOVER_TIMEOUT_S, lambda: _green(admin, ports, len(ports)))
     preflight(admin, ports, version)
     # The new version's home (its distribution, the plugin built for it) made before the first node stops.
     from indexer.node.java import find_java
