@@ -15,6 +15,7 @@ from the first node not yet on V.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -222,11 +223,12 @@ def upgrade(port: int, version: str, cache_dir: Path | str | None = None, say: S
     ports = [m.port for m in found.members]
     admin = _Admin(found)
     cluster = Cluster(tuple(ports), str(found.id), bootstrap=False)
-    restarted = _restart_stopped(cache, port, found, cluster, admin, say)
-    # An upgrade stopped half-way may have left allocation to primaries: given back to all before anything else.
+    _restart_stopped(cache, port, found, cluster, admin, say)
+    # An upgrade stopped half-way may have left allocation to primaries, and a node still starting: allocation given
+    # back to all, and the cluster given its recovery's time to be green (at once when it is) before the pre-flight.
     _allocation(admin, ports, None)
-    if restarted:
-        _wait("the cluster was not green again", RECOVER_TIMEOUT_S, lambda: _green(admin, ports, len(ports)))
+    with contextlib.suppress(NodeError):
+        _wait("green", RECOVER_TIMEOUT_S, lambda: _green(admin, ports, len(ports)))
     preflight(admin, ports, version)
     # The new version's home (its distribution, the plugin built for it) made before the first node stops.
     from indexer.node.java import find_java
