@@ -37,19 +37,20 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _literal_help(typer_app: typer.Typer) -> None:
+def _literal_help(typer_app: typer.Typer, seen: set[int] | None = None) -> None:
     """Every help text of `typer_app`'s commands and options made literal, once, where they are registered.
 
     Typer renders help as Rich markup, in which `[default: 120]` or `[env: LAWINDEX_TIMEOUT; default 10]`
     is a style tag and vanishes: `load --help` read "Replicas of each new index ." and `--url` lost its
-    default. No help here is meant as markup, so each is escaped (`\\[`) and shows as written."""
+    default. No help here is meant as markup, so each is escaped (`\\[`) and shows as written: once, though an
+    option is shared by commands of several groups (`seen`, the options escaped so far)."""
     import inspect
     import typing
 
     from rich.markup import escape
     from typer.models import ParameterInfo
 
-    seen: set[int] = set()
+    seen = set() if seen is None else seen
     for command in typer_app.registered_commands:
         if command.callback is None:
             continue
@@ -64,7 +65,7 @@ def _literal_help(typer_app: typer.Typer) -> None:
                 info.help = escape(info.help)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
-            _literal_help(group.typer_instance)
+            _literal_help(group.typer_instance, seen)
 
 
 def main() -> None:

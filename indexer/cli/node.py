@@ -178,3 +178,28 @@ def image(
     with reporting():
         name = images.base(cache_dir) if base else images.build(version=version, cache_dir=cache_dir)
     typer.echo(name)
+
+
+@opensearch.command()
+def upgrade(
+    version: Annotated[str, typer.Option("--version", help="The OpenSearch version to take the cluster to.")],
+    port: Port = 9200,
+    cache_dir: CacheDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object a node on stdout.")] = False,
+) -> None:
+    """Take a cluster `start --nodes N` started to another OpenSearch version node by node (a rolling upgrade),
+    each node with the lawindex plugin built for it, while the cluster serves; each node's time."""
+    from dataclasses import asdict
+
+    from indexer.node import upgrade as rolling
+
+    began = time.monotonic()
+    with reporting():
+        steps = rolling.upgrade(port, version, cache_dir)
+    for step in steps:
+        if as_json:
+            emit_json(asdict(step))
+        else:
+            took = "already on it" if step.skipped else f"{step.seconds:.1f} s"
+            typer.echo(f"{step.name}  {step.was} -> {step.now}  {took}")
+    typer.echo(f"the cluster on port {port} runs OpenSearch {version}: {time.monotonic() - began:.1f} s", err=True)

@@ -4,4 +4,4 @@ names it uses for what it starts and secures (the versions a node may run, the p
 lock index's name); it asks a server nothing but its health and its plugins."""
 
 # The modules the layers above call (the CLI and the service); the rest are this package's own.
-__all__ = ["image", "java", "node", "plugin"]
+__all__ = ["image", "java", "node", "plugin", "upgrade"]

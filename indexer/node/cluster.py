@@ -46,6 +46,8 @@ def start_cluster(
     timeout = GREEN_TIMEOUT_S + CLUSTER_GREEN_EXTRA_S * (count - 1)
     with distribution.locked(cache / "nodes" / f"{port}.lock"):
         found = record.read(cache, port)
+        if isinstance(found, ClusterRecord):
+            half_way(found, port)
         same = isinstance(found, ClusterRecord) and same_cluster(cache, found, ports, version, secure)
         if found is not None and not same and status_from(found, port).state == "running":
             raise NodeError(
@@ -69,7 +71,7 @@ def start_cluster(
                 id=f"cluster {port} {uuid.uuid4().hex}",
             )  # fmt: skip
             bootstrap = True
-        prepare = _secure_preparer(cache, version, port) if secure else None
+        prepare = secure_preparer(cache, version, port) if secure else None
         cluster = Cluster(ports, str(cluster_record.id), bootstrap=bootstrap)
         old = {m.port: m for m in cluster_record.members}
         members: list[Member] = []
@@ -106,6 +108,18 @@ def start_cluster(
         return status_from(cluster_record, port, reused=not relaunched)
 
 
+def half_way(found: ClusterRecord, port: int) -> None:
+    """NodeError for a cluster whose nodes run two versions (`lawindex opensearch upgrade` stopped half-way): started
+    as one version, its nodes of the other would start from no data (or, as a new cluster, lose theirs)."""
+    ran = {m.version or found.version for m in found.members}
+    if len(ran) > 1:
+        newest = max(ran, key=lambda v: tuple(int(p) for p in str(v).split(".") if p.isdigit()))
+        raise NodeError(
+            f"the cluster on port {port} is half-way through an upgrade (nodes on {', '.join(sorted(map(str, ran)))})",
+            hint=f"finish it: lawindex opensearch upgrade --port {port} --version {newest}",
+        )
+
+
 def same_cluster(cache: Path, found: NodeRecord | None, ports: tuple[int, ...], version: str, secure: bool) -> bool:
     """Whether `found` (the record at ports[0]) is the cluster asked for, to be started again from its
     nodes' data: the same ports, version and security, and every member folder still its own. Another
@@ -121,7 +135,7 @@ def same_cluster(cache: Path, found: NodeRecord | None, ports: tuple[int, ...], 
     )
 
 
-def _secure_preparer(cache: Path, version: str, port: int) -> Prepare:
+def secure_preparer(cache: Path, version: str, port: int) -> Prepare:
     """What makes a node secure: the security plugin installed into its home, the cluster's CA and node
     certificates and its users (made once, in <cache>/nodes/<port>/secure/, kept across restarts)."""
     plugin = f"opensearch-security-{version}.0"

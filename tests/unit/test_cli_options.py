@@ -43,7 +43,7 @@ def test_every_command_with_one_connection_option_has_all_four_as_declared() -> 
                 assert options[option].help == declared[option], f"{command.name} {option}"  # type: ignore[attr-defined]
 
     walk(typer.main.get_command(app))
-    assert found == 9  # ask, get, eval, history, rollback, load, status, serve, verify
+    assert found == 10  # ask, get, eval, history, rollback, load, status, serve, verify, plugin check
 
 
 def test_every_command_takes_them_through_one_decorator() -> None:

@@ -9,8 +9,10 @@ __all__ = [
     "plugin_path",
     "plugins",
     "reasons",
+    "retried",
     "schema",
     "stored_lexicon",
+    "upgrade_check",
     "vector_layout",
     "versions",
 ]

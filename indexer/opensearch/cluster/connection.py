@@ -177,6 +177,7 @@ def _transport(preference: str | None) -> type[Any]:
     (with `preference`) asks every search and get for the copy `preference` names."""
     from opensearchpy import TransportError
 
+    from indexer.opensearch.cluster import retried
     from indexer.opensearch.cluster.failover import FailoverTransport
 
     class Rerouting(FailoverTransport):
@@ -197,6 +198,7 @@ def _transport(preference: str | None) -> type[Any]:
                         raise
                     if attempt == NODE_LEFT_TRIES - 1:
                         raise
+                    retried.note("node left")
                     time.sleep(0.25 * (attempt + 1))
             raise AssertionError("unreachable")
 

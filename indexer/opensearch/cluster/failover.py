@@ -33,6 +33,8 @@ from typing import Any
 from opensearchpy import ConnectionPool, Transport
 from opensearchpy.exceptions import ConnectionError, ConnectionTimeout, TransportError
 
+from indexer.opensearch.cluster import retried
+
 # Seconds a probe of a node marked dead may take: `GET /` is answered from the node's memory, in
 # milliseconds even on a node busy indexing; a node that does not answer it within a second is not one
 # to send a question to.
@@ -71,6 +73,15 @@ class NoNodeAnswered(ConnectionError):
         super().__init__("N/A", "; ".join(f"{url} {what}" for url, what in tried), last)
         self.tried = tried
         self.timed_out = timed_out
+
+
+def _why(error: TransportError) -> str:
+    """Why a request was sent again, as indexer.opensearch.cluster.retried counts it."""
+    if isinstance(error, ConnectionTimeout):
+        return "timed out"
+    if isinstance(error, ConnectionError):
+        return "connection failed"
+    return f"answered {error.status_code}"
 
 
 def _what(error: TransportError, seconds: float) -> str:
@@ -241,6 +252,7 @@ class FailoverTransport(Transport):
                     pool.probe_all()
                 if attempt == self.max_retries or (deadline - time.monotonic() <= 0 and silent):
                     raise self._failure(tried, silent, error) from None
+                retried.note(_why(error))
                 continue
             self.connection_pool.mark_live(connection)
             if method == "HEAD":

@@ -67,6 +67,12 @@ def line(version: str) -> str:
     return f"{parsed[0]}.{parsed[1]}" if parsed else version
 
 
+def plugin_zip(version: str) -> str:
+    """The lawindex plugin zip that serves OpenSearch `version`: its line's from 2.13 (`lawindex-2.19.zip`), else its
+    own (`lawindex-2.11.1.zip`); indexer.node.plugin builds it under this name."""
+    return f"lawindex-{line(version)}.zip" if takes_descriptor_range(version) else f"lawindex-{version}.zip"
+
+
 def matches_range(running: str, wanted: str) -> bool:
     """Whether OpenSearch `running` satisfies a descriptor's `wanted`: an exact version, `=2.19.6`, or the
     tilde range `~2.19.0` (2.19.0 up to, not including, 2.20.0), as OpenSearch's SemverRange reads them."""
