@@ -1,11 +1,17 @@
-"""indexer.opensearch.cluster.failover.repeatable: which requests may be sent again after a timeout (they may have been
-applied)."""
+"""indexer.opensearch.cluster.failover: which requests may be sent again after a timeout (they may have been applied),
+and the pool's rounds of probes when a node is silent."""
 
 from __future__ import annotations
 
-import pytest
+import json
+import threading
+import time
+from typing import Any
 
-from indexer.opensearch.cluster.failover import repeatable
+import pytest
+from opensearchpy.exceptions import ConnectionTimeout
+
+from indexer.opensearch.cluster.failover import ProbingPool, repeatable
 
 
 @pytest.mark.parametrize(
@@ -42,3 +48,64 @@ def test_reads_and_lawindex_s_guarded_writes_are_repeatable(
 )
 def test_other_writes_are_not_repeated(method: str, path: str, params: dict[str, object] | None) -> None:
     assert not repeatable(method, path, params)
+
+
+class _Node:
+    """A node's connection as the pool holds it: its probe answers once `speaks` is set (a live node starved
+    of CPU answers late; a silent one never does), or times out within the probe's own timeout."""
+
+    def __init__(self, name: str, *, speaks: bool) -> None:
+        self.host = f"http://{name}"
+        self.name = name
+        self.speaks = threading.Event()
+        self.answered = threading.Event()
+        if speaks:
+            self.speaks.set()
+
+    def perform_request(
+        self, method: str, url: str, params: object = None, **kwargs: Any
+    ) -> tuple[int, dict[str, str], str]:
+        if not self.speaks.wait(kwargs.get("timeout") or 30):
+            raise ConnectionTimeout("TIMEOUT", "timed out", None)
+        self.answered.set()
+        return 200, {}, json.dumps({"nodes": {f"id-{self.name}": {"name": self.name}}})
+
+
+def _pool(*nodes: _Node) -> ProbingPool:
+    return ProbingPool([(node, {}) for node in nodes], randomize_hosts=False, dead_timeout=2.0, timeout_cutoff=2)
+
+
+def test_a_round_of_probes_leaves_the_silent_node_out_and_names_the_others() -> None:
+    first, second, silent = _Node("a", speaks=True), _Node("b", speaks=True), _Node("c", speaks=False)
+    pool = _pool(first, second, silent)
+    try:
+        pool.probe_all()
+        assert pool.connections == [first, second] or pool.connections == [second, first]
+        assert pool.suspects()
+        assert pool.live_ids() == ["id-a", "id-b"]  # what `_prefer_nodes` names: the copies on the live nodes
+    finally:
+        silent.speaks.set()
+
+
+def test_a_live_node_slow_to_answer_its_probe_is_put_back_with_its_id() -> None:
+    # Beside a CPU hog a live node answered its probe after more than the 1 s a probe once had: it was taken
+    # out of the rotation, `_prefer_nodes` named only the node left, and a search it coordinated went to the
+    # silent node's copy (issue 47 item 4). Its probe now waits, and its answer puts it back.
+    fast, slow, silent = _Node("a", speaks=True), _Node("b", speaks=False), _Node("c", speaks=False)
+    pool = _pool(fast, slow, silent)
+    try:
+        waiting = threading.Thread(target=pool.probe_all)
+        waiting.start()
+        assert fast.answered.wait(30)
+        time.sleep(1.5)  # longer than a probe once had; what is asserted below is not a time
+        slow.speaks.set()
+        waiting.join(30)
+        assert slow.answered.wait(30)
+        for _ in range(300):  # the probe's thread puts it back just after it answered
+            if slow in pool.connections:
+                break
+            time.sleep(0.01)
+        assert sorted(node.name for node in pool.connections) == ["a", "b"]
+        assert pool.live_ids() == ["id-a", "id-b"]
+    finally:
+        silent.speaks.set()

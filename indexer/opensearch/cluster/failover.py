@@ -9,9 +9,17 @@ instead of 12). Here, with several URLs:
 - a request's `--timeout` is shared between the nodes it may try: an attempt gets the time left divided
   by the nodes that have not yet timed out on it (10 s on three nodes: 3.3 s each), so a silent node
   costs a third of the timeout once and the request goes on to another node within the same budget;
-- a node that timed out is marked dead at once, and is put back only once a probe (`GET /`, 1 s, off
-  the request path, in a thread of its own) answers: the pool's own resurrection handed it back to a
+- a node that timed out is marked dead at once, and is put back only once a probe (`GET /_nodes/_local`,
+  off the request path, in a thread of its own) answers: the pool's own resurrection handed it back to a
   real request every 2-8 s, each one waiting its share again;
+- a timeout starts a round of probes of every node, which the request waits for until all nodes but one
+  have answered: the silent node is left out of the rotation, and a search names the nodes that answered
+  in `preference=_prefer_nodes:`, since a live node asked without it waited on the silent node's shard
+  copy in 5 searches of 20 (measured here: adaptive replica selection knows nothing yet of a node that
+  stopped answering). A probe waits 5 s: a live node starved of CPU that answered after the 1 s a probe
+  once had was left out, and when the one node left named by the preference held no copy of the index,
+  the search went to the silent copy again, attempt after attempt (issue 47 item 4, the likeliest way a
+  request failed on two live nodes of three in CI);
 - what is sent again after a timeout is what is safe to send twice (`repeatable`): reads, and the writes
   lawindex makes so that a second copy changes nothing (bulk `create` with the load's own ids, an index
   created under a name of the load's own, deletes, refreshes, alias actions whose `must_exist` makes a
@@ -35,10 +43,16 @@ from opensearchpy.exceptions import ConnectionError, ConnectionTimeout, Transpor
 
 from indexer.opensearch.cluster import retried
 
-# Seconds a probe of a node marked dead may take: `GET /` is answered from the node's memory, in
-# milliseconds even on a node busy indexing; a node that does not answer it within a second is not one
-# to send a question to.
-PROBE_TIMEOUT_S = 1.0
+# Seconds a probe of a node may take: `GET /_nodes/_local` is answered from the node's memory, in
+# milliseconds on a quiet node; the 1 s a probe once had left no room for a live node starved of CPU (a
+# probe that gave up took it out of the rotation, issue 47 item 4). A node that does not answer in 5 s is
+# not one to send a question to. A probe runs in a thread of its own: a request does not wait this long.
+PROBE_TIMEOUT_S = 5.0
+# The most a request whose attempt timed out waits for a round of probes (a third of its time left at
+# most). The round ends sooner, once every node but one has answered (the one that has not is the silent
+# one, or a live node put back when its probe answers): the nodes that answered are the ones the request
+# goes on to, and the ones `_prefer_nodes` names.
+ROUND_WAIT_S = 2.5
 # The least an attempt is given when a request's time is shared between nodes.
 LEAST_ATTEMPT_S = 0.5
 
@@ -102,6 +116,8 @@ class ProbingPool(ConnectionPool):
         super().__init__(connections, **kwargs)
         self._guard = threading.Lock()
         self._probing: set[Any] = set()
+        # Who waits for a node's probe under way to answer (a round of `probe_all`).
+        self._waiting: dict[Any, list[threading.Semaphore]] = {}
         self.ids: dict[Any, str] = {}
         self._round = threading.Lock()
         self._round_at = 0.0
@@ -121,8 +137,7 @@ class ProbingPool(ConnectionPool):
             if until > time.time() or connection in self._probing:
                 self.dead.put((until, connection))
                 return None
-            self._probing.add(connection)
-        threading.Thread(target=self._probe, args=(connection,), name="lawindex-probe", daemon=True).start()
+        self._start_probe(connection)
         return None
 
     def suspects(self) -> bool:
@@ -136,19 +151,39 @@ class ProbingPool(ConnectionPool):
         ids = [self.ids.get(connection) for connection in live]
         return sorted(i for i in ids if i) if all(ids) else []
 
-    def probe_all(self) -> None:
+    def probe_all(self, wait: float = ROUND_WAIT_S) -> None:
         """Probe every node at once (a request timed out: its node, or a node holding a shard copy it was
-        routed to, is silent); those that answer are in the rotation, the others out. One round a second
-        at most, shared by the threads whose requests timed out together."""
+        routed to, is silent), and wait for the round: until every node but one has answered, at most
+        `wait` seconds. Those that answered are in the rotation; those that did not are out of it until their
+        probe answers (a node starved of CPU answers late and is put back then; a silent one never does).
+        One round a second at most, shared by the threads whose requests timed out together."""
         with self._round:
             if time.monotonic() - self._round_at < 1.0:
                 return
-            threads = [threading.Thread(target=self._probe, args=(c,), daemon=True) for c in self.orig_connections]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(PROBE_TIMEOUT_S + 1.0)
+            deadline = time.monotonic() + wait
+            answered = threading.Semaphore(0)
+            for connection in self.orig_connections:
+                self._start_probe(connection, answered)
+            enough = max(1, len(self.orig_connections) - 1)
+            for _ in range(enough):
+                if not answered.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                    break
+            with self._guard:
+                for connection in self._probing:
+                    if connection in self.connections:
+                        self.connections.remove(connection)
             self._round_at = time.monotonic()
+
+    def _start_probe(self, connection: Any, answered: threading.Semaphore | None = None) -> None:
+        """A probe of `connection` in a thread of its own, unless one is under way; `answered` is released
+        when it answers (at once when the node answered a probe under way)."""
+        with self._guard:
+            if answered is not None:
+                self._waiting.setdefault(connection, []).append(answered)
+            if connection in self._probing:
+                return
+            self._probing.add(connection)
+        threading.Thread(target=self._probe, args=(connection,), name="lawindex-probe", daemon=True).start()
 
     def _probe(self, connection: Any) -> None:
         try:
@@ -163,11 +198,14 @@ class ProbingPool(ConnectionPool):
             answered = False
         with self._guard:
             self._probing.discard(connection)
+            waiting = self._waiting.pop(connection, [])
             if answered:
                 if connection not in self.connections:
                     self.connections.append(connection)
                 self.dead_count.pop(connection, None)
                 self._undead(connection)
+                for round_ in waiting:
+                    round_.release()
                 return
             if connection in self.connections:
                 self.connections.remove(connection)
@@ -218,6 +256,11 @@ class FailoverTransport(Transport):
         )
         for attempt in range(self.max_retries + 1):
             connection = self.get_connection()
+            if connection in silent:
+                # Every node in the rotation timed out on this request, or none is left in it (their probes
+                # under way): the request goes on to a node it has not waited on yet, when there is one.
+                untried = [other for other in getattr(pool, "orig_connections", ()) if other not in silent]
+                connection = untried[0] if untried else connection
             sent = params
             if steer and pool.suspects():
                 # A silent node still in the cluster holds shard copies, and a search routed to one waits
@@ -249,7 +292,8 @@ class FailoverTransport(Transport):
                 with contextlib.suppress(TransportError):
                     self.mark_dead(connection)
                 if isinstance(error, ConnectionTimeout) and isinstance(pool, ProbingPool):
-                    pool.probe_all()
+                    # A third of the time left at most: the nodes that answered still get their share of it.
+                    pool.probe_all(min(ROUND_WAIT_S, max(0.0, deadline - time.monotonic()) / 3))
                 if attempt == self.max_retries or (deadline - time.monotonic() <= 0 and silent):
                     raise self._failure(tried, silent, error) from None
                 retried.note(_why(error))
