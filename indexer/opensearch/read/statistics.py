@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -76,9 +76,11 @@ class StatisticsCache:
         # The concrete index each state's alias pointed to when last seen.
         self._serving: dict[str, str] = {}
         self._lock = threading.Lock()
-        # The statistics fetch under way per state: every request that needs them meanwhile waits for it
-        # (one fetch, one parse) instead of making its own (benchmarks/first_questions.py).
-        self._fetching: dict[str, Future[IndexStatistics]] = {}
+        # The statistics fetch under way per state, and its number among the reads begun: every request that
+        # needs them meanwhile waits for it (one fetch, one parse) instead of making its own
+        # (benchmarks/first_questions.py), unless it began before the request (`fresh`).
+        self._fetching: dict[str, tuple[int, Future[IndexStatistics]]] = {}
+        self._begun = 0
 
     def kept(self) -> list[str]:
         """The concrete indices whose statistics are kept."""
@@ -107,31 +109,44 @@ class StatisticsCache:
             self._statistics.pop(index, None)
 
     def fresh(self, state: str, cached: bool = False) -> IndexStatistics:
-        """The statistics behind `state`'s alias, read whole and verified (`_fetch`); a request
-        that comes while they are being read for another waits for that read and shares what it gives
-        (its statistics, or its refusal). `cached`: those already kept will do (a read that ended
-        between the caller's look at the cache and now is not made again)."""
+        """The statistics behind `state`'s alias, read whole and verified (`_fetch`), by a read begun after
+        this call: a request that comes while they are being read for another, by a read begun since it
+        came, waits for that read and shares what it gives (its statistics, or its refusal). A read begun
+        before it came may have read the alias before it moved, the very generation a caller asking again
+        has just found stale (a search answered by another): it is waited for, never shared, and then read
+        again (or a read begun since shared), so a caller waits for at most two reads. `cached`: those
+        already kept will do, and so does any read under way (a read that ended between the caller's look
+        at the cache and now is not made again)."""
         with self._lock:
             index = self._serving.get(state)
             if cached and index is not None and index in self._statistics:
                 return self._statistics[index]
-            under_way = self._fetching.get(state)
+            came = self._begun  # the reads begun before this request
+        while True:
+            with self._lock:
+                under_way = self._fetching.get(state)
+                if under_way is None:
+                    self._begun += 1
+                    mine: Future[IndexStatistics] = Future()
+                    self._fetching[state] = (self._begun, mine)
             if under_way is None:
-                mine: Future[IndexStatistics] = Future()
-                self._fetching[state] = mine
-        if under_way is not None:
-            return under_way.result()
+                break
+            began, read = under_way
+            if cached or began > came:
+                return read.result()
+            wait([read])  # begun before this request: its end, not its answer
+        # Gone from those under way before it answers: a request that waits for its end then finds it gone.
         try:
             fetched = self._fetch(state)
         except BaseException as error:
-            mine.set_exception(error)
-            raise
-        else:
-            mine.set_result(fetched)
-            return fetched
-        finally:
             with self._lock:
                 del self._fetching[state]
+            mine.set_exception(error)
+            raise
+        with self._lock:
+            del self._fetching[state]
+        mine.set_result(fetched)
+        return fetched
 
     def _fetch(self, state: str) -> IndexStatistics:
         """The statistics behind `state`'s alias, read whole and verified: lawindex's own index of this state,
