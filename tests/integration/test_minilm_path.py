@@ -170,3 +170,33 @@ def test_eval_gives_the_same_figures_on_both_engines(loaded: dict[str, Any], tmp
         figures.append(json.loads(out.splitlines()[-1]))
     assert figures[0] == figures[1]
     assert "hybrid" in json.dumps(figures[0]) and "meaning" in json.dumps(figures[0])
+
+
+def test_a_road_table_index_of_another_table_needs_the_vector(opensearch_url: str, tmp_path: Path) -> None:
+    """The plugin embeds a question only for an index of its own table (model and digest): an index whose `_meta`
+    says another table made its rows is a 400 naming `vector` without one, and ranked with one."""
+    client = OpenSearch(hosts=[opensearch_url], timeout=120)
+    namespace = unique_namespace()
+    env = {"OPENSEARCH_URL": opensearch_url, "LAWINDEX_NAMESPACE": namespace}
+    raw = Raw(opensearch_url, timeout=60)
+    try:
+        (tmp_path / "VT.jsonl").write_bytes((CORPORA / "VT.jsonl").read_bytes())
+        code, out, err = lawindex("load", str(tmp_path), env=env)
+        assert code == 0, out + err
+        alias = alias_of("VT", namespace)
+        asked = {"question": "where can i park", "by": "meaning"}
+        assert raw.send("POST", f"/{alias}/_search", {"query": {"lawindex": asked}}).status == 200  # its own table
+        index = next(iter(client.indices.get_alias(index=alias)))
+        meta = client.indices.get_mapping(index=index)[index]["mappings"]["_meta"]
+        version = meta["lawindex"]["meaning"]["version"]
+        meta["lawindex"]["meaning"]["version"] = version.split("+")[0] + "+000000000000"
+        client.indices.put_mapping(index=index, body={"_meta": meta})
+        for by in ("meaning", "hybrid"):
+            reply = raw.send("POST", f"/{alias}/_search", {"query": {"lawindex": {**asked, "by": by}}})
+            text = json.dumps(reply.body)
+            assert reply.status == 400 and "vector: " in text and "+000000000000" in text, reply.body
+            given = {**asked, "by": by, "vector": [1.0] + [0.0] * 255}
+            assert raw.send("POST", f"/{alias}/_search", {"query": {"lawindex": given}}).status == 200
+    finally:
+        raw.close()
+        drop_namespace(client, namespace)
