@@ -224,3 +224,18 @@ def test_the_loads_meaning_is_the_chosen_embedders(minilm: Embedder, monkeypatch
     assert given["embedder"] is minilm
     assert run("load", str(CORPORA), "--state", "VT", "--url", NOWHERE, "--json").exit_code == 0
     assert given["embedder"] is None  # the default, loaded only where the load gives rows vectors
+
+
+def test_a_question_the_client_embeds_is_ranked_on_the_grid_the_node_gives_its_vector(minilm: Embedder) -> None:
+    """On OpenSearch the client sends MiniLM's vector and the plugin normalises it again (as any given vector); the
+    reference engine ranks the same grid, so the two agree to the bit (the second rounding may move a unit)."""
+    from indexer.retrieval import meaning
+    from indexer.retrieval.embedding import given_grid
+
+    for question in ("how far from a fire hydrant can i park", "texting while driving", "permit hours at night"):
+        sent = embedders.question_vector({"model": MODEL, "version": minilm.version, "questions": "client"}, question)
+        assert sent is not None
+        asked = meaning.question_vector(question, minilm)
+        assert asked.tobytes() == given_grid(sent).tobytes()
+    road = meaning.question_vector("texting while driving")  # the node embeds the road table's: no second grid
+    assert road.tobytes() == default_embedder().embed(["texting while driving"])[0].tobytes()
