@@ -152,6 +152,25 @@ CorporaOption = Annotated[
 ]
 
 
+def embedder_of(name: str | None) -> "Embedder | None":
+    """The embedder `--embedder` names (None: the default): BadInput (exit 2) for a name lawindex does not have, or
+    a missing extra."""
+    from indexer.retrieval.embedders import named
+
+    return None if name is None else named(name)
+
+
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder",
+        help="By meaning or hybrid: the embedder the state was loaded with (lawindex-road-256 or all-minilm-l6-v2)"
+        " [default: lawindex-road-256]. The reference engine embeds with it; OpenSearch asks each index by its own"
+        " and refuses one loaded with another.",
+    ),
+]
+
+
 def engine_for(name: EngineName, corpora: Path, cluster: Cluster, embedder: "Embedder | None" = None) -> "Engine":
     from indexer.service.engines import engine
 
@@ -211,6 +230,7 @@ def ask(
             " input), from the embedder that made the state's rows' own vectors (docs/meaning.md).",
         ),
     ] = None,
+    embedder_name: EmbedderOption = None,
     fusion: "dict[str, object] | None" = None,  # --rrf-k, --words-weight, --meaning-weight (fusion_options)
     cluster: Cluster = NO_OPTIONS,  # --url, --ca-certs, --insecure, --timeout (connection_options)
 ) -> None:
@@ -231,7 +251,7 @@ def ask(
         # Checked once, before any question (a --from batch's questions are each this request's question).
         vector = None if vector_from is None else _vector_of(vector_from)
         asking = Request.of(state, "", {"by": by, "limit": limit, **(fusion or {}), "vector": vector})
-        chosen = engine_for(engine_name, corpora, cluster)
+        chosen = engine_for(engine_name, corpora, cluster, embedder_of(embedder_name))
         if family is not None:
             rows = chosen.family(state, family)
             if not rows:

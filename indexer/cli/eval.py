@@ -21,6 +21,7 @@ from indexer.cli.ask import (
     CorporaOption,
     EngineName,
     EngineOption,
+    embedder_of,
     engine_for,
 )
 from indexer.retrieval.request import Way
@@ -28,7 +29,6 @@ from indexer.retrieval.request import Way
 if TYPE_CHECKING:
     from indexer.evaluation.evaluate import Report
     from indexer.evaluation.significance import Paired
-    from indexer.retrieval.embedding import Embedder
 
 
 class Split(StrEnum):
@@ -89,23 +89,6 @@ def _print_report(report: "Report") -> None:
             typer.echo(f"  {one.id} {one.state} {one.question!r}: " + "; ".join(parts))
 
 
-def _embedder(name: str | None, engine_name: EngineName) -> "Embedder | None":
-    """The embedder `--embedder` names (None: the default), for the reference engine only: an index on
-    OpenSearch is asked by the embedder it was loaded with."""
-    from indexer.errors import BadInput
-    from indexer.retrieval.embedders import named
-
-    if name is None:
-        return None
-    embedder = named(name)  # an unknown name, or a missing extra: BadInput, exit 2
-    if engine_name is not EngineName.reference:
-        raise BadInput(
-            f"--embedder {name}: only with --engine reference; OpenSearch asks each index by the embedder it was "
-            "loaded with (lawindex load --embedder)"
-        )
-    return embedder
-
-
 @app.command("eval")
 @connection_options
 @fusion_options
@@ -136,9 +119,9 @@ def eval_command(
         str | None,
         typer.Option(
             "--embedder",
-            help="With --engine reference: rank by meaning with this embedder's vectors (lawindex-road-256 or "
-            "all-minilm-l6-v2) [default: lawindex-road-256]. OpenSearch asks each index by the embedder it was "
-            "loaded with (lawindex load --embedder).",
+            help="Rank by meaning with this embedder's vectors (lawindex-road-256 or all-minilm-l6-v2) [default: "
+            "lawindex-road-256]: the reference engine embeds with it; OpenSearch asks each index by the embedder it "
+            "was loaded with (lawindex load --embedder) and refuses an index loaded with another.",
             show_default=False,
         ),
     ] = None,
@@ -181,7 +164,7 @@ def eval_command(
             check_taken(ways[0], fusion or {})  # a fusion given for no way that takes it is refused
         fused = Fusion.of(fusion or {})
         judged = of_split(read_judged(qrels, questions), None if split is None else split.value)
-        engine = engine_for(engine_name, corpora, cluster, _embedder(embedder_name, engine_name))
+        engine = engine_for(engine_name, corpora, cluster, embedder_of(embedder_name))
         check_relevant(engine, judged, str(qrels))
         report = evaluate(engine, judged, ways, fused)
         compared = None if earlier is None else against(report, earlier)

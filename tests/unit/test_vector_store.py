@@ -35,6 +35,10 @@ class Counting:
     def dimension(self) -> int:
         return self.inner.dimension
 
+    @property
+    def questions_on_node(self) -> bool:
+        return self.inner.questions_on_node
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.embedded += len(texts)
         return self.inner.embed(texts)

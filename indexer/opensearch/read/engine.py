@@ -23,15 +23,20 @@ if TYPE_CHECKING:
 class OpenSearchEngine(Searcher):
     """Answers questions from the laws loaded into OpenSearch, exactly as the reference engine answers them."""
 
-    def __init__(self, connection: Connection, *, window: int = WINDOW, page: int = PAGE) -> None:
+    def __init__(
+        self, connection: Connection, *, window: int = WINDOW, page: int = PAGE, model: str | None = None
+    ) -> None:
         super().__init__(connection, page=page)
         self.words = Words(self, window=window)
+        # Each index is asked by the model it was loaded with; `model` (`--embedder` on ask and eval), where
+        # given, is the one every index asked by meaning must have been loaded with (NoMeaning otherwise).
+        self.model = model
 
     def ask(self, request: Request) -> Answer:
         """The spec's exact answer by words; or by meaning or hybrid, equal to the reference engine's."""
         if request.way is Way.words:
             return self.words.ask(request.state, request.question, request.limit)
-        return vectors.answer(self, self.words, request)
+        return vectors.answer(self, self.words, request, self.model)
 
     def explain(self, answer: Answer) -> list[list[Contribution]]:
         """Each hit's parts, from the statistics the answer was computed from: the engine's cached ones,

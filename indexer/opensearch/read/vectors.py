@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -111,8 +111,11 @@ def _meaning_of(engine: Searcher, stats: IndexStatistics) -> int:
             hint="`lawindex load` again: it rebuilds the index with them",
         )
     mine = default_embedder()
-    own = found.get("model") == EXTERNAL  # a user's own vectors: the question comes with its own (Request.vector)
-    if not own and (found.get("model"), found.get("version")) != (mine.model, mine.version):
+    # A user's own vectors, or a model the node cannot run (all-MiniLM-L6-v2): the question comes with its vector,
+    # the user's (Request.vector) or the one lawindex's client makes by the index's own model, which
+    # indexer.retrieval.embedders.question_vector checks (a model or version lawindex has not: exit 2).
+    client = found.get("model") == EXTERNAL or found.get("questions") == "client"
+    if not client and (found.get("model"), found.get("version")) != (mine.model, mine.version):
         raise NoMeaning(
             f"{stats.index}'s vectors were made by {found.get('model')}@{found.get('version')}, and this lawindex "
             f"embeds questions with {identity(mine)}",
@@ -126,6 +129,15 @@ def _model_of(stats: IndexStatistics) -> tuple[str | None, int]:
     found = _MEANING_OF[stats.index][0] or {}
     dimension = found.get("dimension")
     return found.get("model"), dimension if isinstance(dimension, int) else DIMENSION
+
+
+def _client_vector(stats: IndexStatistics, question: str) -> tuple[float, ...] | None:
+    """The question's vector by the index's own model where its `_meta` says the questions are the client's;
+    None where the node (or the road table in this process) embeds it."""
+    from indexer.retrieval.embedders import question_vector
+
+    found = _MEANING_OF[stats.index][0] or {}
+    return question_vector(found, question)
 
 
 def _slack(dimension: int) -> float:
@@ -251,9 +263,10 @@ def _hybrid(
         window *= HYBRID_WIDEN
 
 
-def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
+def answer(engine: Searcher, words_path: Words, request: Request, expected: str | None = None) -> Answer:
     """The answer by meaning or hybrid from OpenSearch (asked through `engine`'s searches, hybrid's words ranking
-    from `words_path`): the reference engine's, ids and order."""
+    from `words_path`): the reference engine's, ids and order; NoMeaning where `expected` (a model's name) is
+    given and the index was loaded with another."""
     from indexer.opensearch.cluster.connection import errors_translated
     from indexer.opensearch.read.rescore import law_of
     from indexer.opensearch.read.statistics import Moved
@@ -281,6 +294,19 @@ def answer(engine: Searcher, words_path: Words, request: Request) -> Answer:
             if not request.embeddable:  # nothing to embed (indexer.retrieval.request): near no row
                 return Answer(state, question, words(question), terms, [], **fields, reached=[])
             model, dimension = _model_of(stats)
+            if expected is not None and model != expected:
+                raise NoMeaning(
+                    f"{stats.index}'s vectors were made by {model}, not by {expected} (--embedder)",
+                    hint=f"`lawindex load --embedder {expected}` it, or ask without --embedder",
+                )
+            if request.vector is None and model != EXTERNAL:
+                # An index whose questions are the client's (all-MiniLM-L6-v2): embedded here, once, by its model,
+                # and sent as the question's vector (the plugin cannot embed for it; the windows rank it alike).
+                asked = _client_vector(stats, question)
+                if asked is not None and not any(asked):  # the model makes nothing of it: near no row, as in process
+                    return Answer(state, question, words(question), terms, [], **fields, reached=[])
+                if asked is not None:
+                    request = replace(request, vector=asked)
             if on_plugin(engine, stats):
                 # The node embeds the question where it can; the question's own vector, or a model only the client
                 # has, is checked here first (the plugin refuses the same, 400).

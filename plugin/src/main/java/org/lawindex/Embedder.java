@@ -39,11 +39,17 @@ final class Embedder {
     final Bpe bpe;
     private final short[] matrix;
     private final int rows;
+    /**
+     * The first 12 hex digits of the table file's SHA-256: the part of lawindex's {@code version} (the wordllama
+     * package's, {@code +}, this) that says which table an index's rows were embedded with.
+     */
+    final String digest;
 
-    Embedder(Bpe bpe, short[] matrix, int rows) {
+    Embedder(Bpe bpe, short[] matrix, int rows, String digest) {
         this.bpe = bpe;
         this.matrix = matrix;
         this.rows = rows;
+        this.digest = digest;
     }
 
     /** The embedder from the bytes of a tokenizer.json (the wordllama wheel's) and of a safetensors table. */
@@ -75,7 +81,21 @@ final class Embedder {
         short[] matrix = new short[rows * DIMENSION];
         buffer.position((int) start);
         buffer.slice().order(ByteOrder.LITTLE_ENDIAN).asShortBuffer().get(matrix);
-        return new Embedder(bpe, matrix, rows);
+        return new Embedder(bpe, matrix, rows, digest(weights));
+    }
+
+    /** The first 12 hex digits of the SHA-256 of {@code bytes} (lawindex's Python: {@code hexdigest()[:12]}). */
+    static String digest(byte[] bytes) {
+        try {
+            byte[] sum = java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
+            StringBuilder hex = new StringBuilder();
+            for (int i = 0; i < 6; i++) {
+                hex.append(String.format(Locale.ROOT, "%02x", sum[i] & 0xff));
+            }
+            return hex.toString();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this Java", e);
+        }
     }
 
     /** The embedder from the plugin jar's copies of its files (once per node: see {@link #shipped}). */

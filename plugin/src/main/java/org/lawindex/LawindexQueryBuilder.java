@@ -432,19 +432,36 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             throw new IllegalArgumentException("[" + NAME + "] " + Contract.shipped().message("vector_needed", "index",
                 context.index().getName(), "model", meaning.model));
         }
+        Embedder shipped = Embedder.shipped();
+        if (!meaning.madeBy(shipped.digest)) {
+            // The rows came from another table (or model) than the one this node embeds with: its question's vector
+            // would rank against rows it is not comparable with. Never silently: the question's vector is needed.
+            throw new IllegalArgumentException("[" + NAME + "] " + Contract.shipped().message("vector_needed", "index",
+                context.index().getName(), "model", meaning.model + "@" + meaning.version + " (this node embeds with "
+                    + Embedder.MODEL + " of table " + shipped.digest + ")"));
+        }
         return Embedder.nothingToEmbed(question) ? new int[Embedder.DIMENSION] : Embedder.shipped().grid(question);
     }
 
     /** An index's meaning as its {@code _meta.lawindex.meaning} records it (lawindex's load writes it). */
     static final class Meaning {
         final String model;
+        /** The model's version as the load recorded it (null where it did not: an older load, the road table's). */
+        final String version;
         final int dimension;
         final boolean questionsOnNode;
 
-        Meaning(String model, int dimension, boolean questionsOnNode) {
+        Meaning(String model, String version, int dimension, boolean questionsOnNode) {
             this.model = model;
+            this.version = version;
             this.dimension = dimension;
             this.questionsOnNode = questionsOnNode;
+        }
+
+        /** True when the index's rows were embedded with the road table whose digest is {@code digest}: the node
+         * then embeds a question as lawindex embedded the rows (a record without a version: the road table's). */
+        boolean madeBy(String digest) {
+            return Embedder.MODEL.equals(model) && (version == null || version.endsWith("+" + digest));
         }
 
         /** The index's; an index without the record (an older load, a hand-made index): the road table's. */
@@ -458,12 +475,14 @@ public final class LawindexQueryBuilder extends AbstractQueryBuilder<LawindexQue
             Object lawindex = meta == null ? null : meta.get("lawindex");
             Object meaning = lawindex instanceof Map ? ((Map<?, ?>) lawindex).get("meaning") : null;
             if (!(meaning instanceof Map)) {
-                return new Meaning(Embedder.MODEL, Embedder.DIMENSION, true);
+                return new Meaning(Embedder.MODEL, null, Embedder.DIMENSION, true);
             }
             Map<?, ?> record = (Map<?, ?>) meaning;
             Object model = record.get("model");
             Object dimension = record.get("dimension");
+            Object version = record.get("version");
             return new Meaning(model instanceof String ? (String) model : Embedder.MODEL,
+                version instanceof String ? (String) version : null,
                 dimension instanceof Number ? ((Number) dimension).intValue() : Embedder.DIMENSION,
                 !"client".equals(record.get("questions")));
         }

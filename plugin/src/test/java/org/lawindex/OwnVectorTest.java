@@ -121,6 +121,14 @@ class OwnVectorTest {
         LawindexQueryBuilder.Meaning road = LawindexQueryBuilder.Meaning.of(Map.of("lawindex", Map.of("meaning",
             Map.of("model", Embedder.MODEL, "dimension", 256, "questions", "node"))));
         assertTrue(road.questionsOnNode);
+        assertTrue(road.madeBy("0123456789ab")); // no version recorded: the road table's
+        LawindexQueryBuilder.Meaning versioned = LawindexQueryBuilder.Meaning.of(Map.of("lawindex", Map.of("meaning",
+            Map.of("model", Embedder.MODEL, "version", "0.3.1+0123456789ab", "dimension", 256, "questions", "node"))));
+        assertTrue(versioned.madeBy("0123456789ab"));
+        assertFalse(versioned.madeBy("ba9876543210")); // another table: the node must not embed for it
+        LawindexQueryBuilder.Meaning other = LawindexQueryBuilder.Meaning.of(Map.of("lawindex", Map.of("meaning",
+            Map.of("model", "another-256", "version", "1+0123456789ab", "dimension", 256, "questions", "node"))));
+        assertFalse(other.madeBy("0123456789ab"));
         LawindexQueryBuilder.Meaning older = LawindexQueryBuilder.Meaning.of(Map.of("lawindex", Map.of()));
         assertEquals(Embedder.DIMENSION, older.dimension);
         assertTrue(older.questionsOnNode);
