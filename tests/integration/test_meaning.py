@@ -216,7 +216,7 @@ def test_the_index_has_a_graph_free_vector_field_and_the_model_in_its_fingerprin
     )
     assert meta["meaning"] == {"model": meaning.embedder.model, "version": meaning.embedder.version,
                                "dimension": 256, "field": VECTOR_FIELD, "grid_field": GRID_FIELD,
-                               "knn": meaning.knn}  # fmt: skip
+                               "knn": meaning.knn, "questions": "node"}  # fmt: skip
     # Every row carries its vector, process rows included, as the reference embeds it.
     vectors = rank.vectors(served.corpora["TX"].laws)
     rows = {"bool": {"must_not": {"ids": {"values": [STATISTICS_ID]}}}}
