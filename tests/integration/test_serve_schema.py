@@ -42,10 +42,14 @@ EXAMPLES = 40
 def _expressible(case: Any) -> bool:
     """False for the rules of the ask's parameters that OpenAPI cannot state, being across two of them (each a 400
     naming the parameter, contract/request.json): words_weight and meaning_weight not both 0 (each alone may be
-    0), and a parameter only some ways take (the fusion's, hybrid's alone) given with another way."""
+    0), and a parameter only some ways take (the fusion's, hybrid's alone) given with another way; and a question's
+    own `vector`, whose length must be the state's index's dimension (a rule across the parameter and the index;
+    on GET a JSON array in a string). Its refusals are test_own_vectors' (every one a 400 naming `vector`)."""
     body = case.body if isinstance(case.body, dict) else {}
     query = {**(case.query or {}), **body}  # the GET's parameters, or the batch body's
     if query.get("words_weight") == 0 and query.get("meaning_weight") == 0:
+        return False
+    if query.get("vector") is not None:
         return False
     rules = contract()["parameters"]
     way = query.get("by", contract()["default_way"])
