@@ -1,6 +1,6 @@
 """What every way of reading a state's index shares: the client, the verified statistics of the index behind the
 alias, the seal's check of every row read, and one search within OpenSearch's limits: of the alias, or of the
-concrete index a question's statistics name (`pinned`).
+concrete index a question's statistics name (`Searcher.target`).
 
 `Searcher` is the part of the engine that talks to the cluster; the words path (read/query.py), meaning and hybrid
 (read/vectors.py) and the lookups (read/lookups.py) each ask through it, and the engine (read/engine.py) is one.
