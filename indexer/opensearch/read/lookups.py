@@ -1,6 +1,7 @@
 """A state's rows read by key rather than ranked: a family's process rows, one law by its id, and every law whose
 document is not the one loaded (`lawindex verify`). Each reads only lawindex's own, verified index of the state
-(trust/ownership.py) and checks every row it returns against the seal."""
+(trust/ownership.py), by the concrete index its verified statistics name (whichever node answers, one
+generation), and checks every row it returns against the seal."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from indexer.opensearch.cluster.connection import alias_of, errors_translated
 from indexer.opensearch.cluster.schema import FETCHED, GRID_FIELD, STATISTICS_ID, VECTOR_FIELD, law_id
 from indexer.opensearch.read.rescore import law_of
 from indexer.opensearch.read.searching import Searcher
-from indexer.opensearch.read.statistics import Moved, no_index
+from indexer.opensearch.read.statistics import Moved
 from indexer.opensearch.trust import integrity
 from indexer.retrieval.corpus import Law, state_code
 
@@ -23,19 +24,19 @@ def family(searcher: Searcher, state: str, key: str) -> list[Law]:
     namespace = searcher.connection.namespace
     with errors_translated(searcher.connection):
         for attempt in range(2):
+            if attempt:
+                stats = searcher.verified(state)  # a reload since: its own statistics, then read again
             try:
-                rows = searcher.every(state, query)
-            except Moved as moved:
+                # Every page of the generation itself: a reload between two pages cannot mix two generations.
+                rows = searcher.every(state, stats.index, query)
+            except Moved as moved:  # deleted under the read
                 if attempt:
                     moved.fail(state, namespace)
                 continue
-            # A reload between two pages would mix two generations' rows: read them again.
-            if len({str(row["_index"]) for row in rows}) <= 1:
-                if rows and str(rows[0]["_index"]) != stats.index:
-                    stats = searcher.verified(state)  # a reload since: its own statistics, then read again
-                    continue
-                searcher.refuse_altered(state, stats, rows)
-                return [law_of(row["_source"]) for row in rows]
+            if {str(row["_index"]) for row in rows} - {stats.index}:
+                raise AssertionError(f"a search of {stats.index} was answered by another index")
+            searcher.refuse_altered(state, stats, rows)
+            return [law_of(row["_source"]) for row in rows]
         raise ClusterRefused(
             f"the index behind {alias_of(state, namespace)} changed while the family was read", hint="ask again"
         )
@@ -50,7 +51,7 @@ def altered_laws(searcher: Searcher, state: str) -> list[str]:
     query = {"bool": {"must_not": [{"ids": {"values": [STATISTICS_ID]}}]}}
     vectors = stats.vector_digests
     with errors_translated(searcher.connection):
-        rows = searcher.every(state, query, () if vectors is None else (VECTOR_FIELD, GRID_FIELD))
+        rows = searcher.every(state, stats.index, query, () if vectors is None else (VECTOR_FIELD, GRID_FIELD))
     found = [str(row["_source"].get("id") or row["_id"]) for row in rows if row["_index"] == stats.index and
              integrity.altered(str(row["_id"]), row["_source"], stats.digests, vectors)]  # fmt: skip
     missing = len(stats.digests) // integrity.SIZE - len(rows)
@@ -65,16 +66,18 @@ def get(searcher: Searcher, state: str, law: str) -> Law:
 
     alias = alias_of(state, searcher.connection.namespace)
     with errors_translated(searcher.connection):
-        try:
-            found = searcher.client.get(index=alias, id=law_id(law), _source_includes=list(FETCHED))
-        except NotFoundError as error:
-            if isinstance(error.info, dict) and error.info.get("found") is False:
-                raise NotFound(f"{state} has no law {law!r}") from None
-            raise no_index(state, searcher.connection.namespace) from None
-        if str(found["_index"]) != stats.index:  # a reload since: the new index's statistics
-            stats = searcher.statistics_cache.fresh(state)
-        if str(found["_index"]) == stats.index:
+        for attempt in range(2):
+            if attempt:
+                stats = searcher.statistics_cache.fresh(state)  # a reload deleted it: the new index's statistics
+            try:
+                # Read from the generation the statistics are of, by its own name.
+                found = searcher.client.get(index=stats.index, id=law_id(law), _source_includes=list(FETCHED))
+            except NotFoundError as error:
+                if isinstance(error.info, dict) and error.info.get("found") is False:
+                    raise NotFound(f"{state} has no law {law!r}") from None
+                continue
+            if str(found["_index"]) != stats.index:
+                raise AssertionError(f"a read of {stats.index} was answered by another index")
             searcher.refuse_altered(state, stats, [found])
-        else:
-            raise ClusterRefused(f"the index behind {alias} changed while {law!r} was read", hint="ask again")
-    return law_of(found["_source"])
+            return law_of(found["_source"])
+        raise ClusterRefused(f"the index behind {alias} changed while {law!r} was read", hint="ask again")

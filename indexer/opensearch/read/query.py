@@ -75,12 +75,16 @@ class Words:
         state = state_code(state)
         asked = words(question)
         with errors_translated(self.searcher.connection):
-            # A search that races a reload can meet the old index as it is deleted: ask again, once,
-            # and the alias has moved by then. A second time is not a race: it is said, never raised as
-            # Moved (a --from batch goes on past it).
+            # A search that races a reload can meet the old index as it is deleted: ask again, once, of the
+            # generation the statistics read afresh name (pinned: read/searching.py `target`). A second time is
+            # not a race: it is said, never raised as Moved (a --from batch goes on past it).
             for attempt in range(2):
                 try:
-                    return self._ask(state, question, asked, limit)
+                    return (
+                        self._pinned(state, question, asked, limit)
+                        if attempt
+                        else self._ask(state, question, asked, limit)
+                    )
                 except Moved as moved:
                     if attempt:
                         moved.fail(state, self.searcher.connection.namespace)
@@ -99,33 +103,54 @@ class Words:
 
     def _ask(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
         stats = self.searcher.statistics_cache.cached(state)
+        answered = self.answer_from(state, question, asked, limit, stats, self.searcher.target(state, stats, False))
+        # None: the alias moved since the statistics were last seen.
+        return self._pinned(state, question, asked, limit) if answered is None else answered
+
+    def _pinned(self, state: str, question: str, asked: list[str], limit: int) -> Answer:
+        """The answer from the generation the alias names now, its statistics read afresh and every search
+        asking it by its own name, whichever node answers and whether or not it has applied a move of the
+        alias yet: one generation, or Moved where it is deleted under the question."""
+        stats = self.searcher.statistics_cache.fresh(state)
+        answered = self.answer_from(state, question, asked, limit, stats, stats.index)
+        if answered is None:
+            raise AssertionError(f"a search of {stats.index} was answered by another index")
+        return answered
+
+    def answer_from(
+        self, state: str, question: str, asked: list[str], limit: int, stats: IndexStatistics, target: str
+    ) -> Answer | None:
+        """The answer from the generation `stats` are of, its searches asking `target` (the alias, or
+        `stats.index` itself: read/searching.py `target`); None when another generation answered a search
+        (asked through the alias, it had moved), never when `target` is the generation itself."""
         if self._plugin_index(stats.index):
-            answered = self._ask_plugin(state, question, asked, limit, stats)
+            answered = self._ask_plugin(state, question, asked, limit, stats, target)
             if answered is not None:
                 return answered
-        for _ in range(2):
-            terms = self._expand(state, asked, stats)
-            size = max(self.window, limit)
-            sizes: list[int] = []
-            while True:
-                sizes.append(size)
-                windows = self._windows(state, stats.index, terms, size) if terms else []
-                laws = union(windows)
-                # Which concrete index answered: every hit says; with none, ask the alias (a question that
-                # reaches nothing must still see a reload, whose vocabulary may know its words).
+        terms = self._expand(state, asked, stats)
+        size = max(self.window, limit)
+        sizes: list[int] = []
+        while True:
+            sizes.append(size)
+            windows = self._windows(state, target, stats.index, terms, size) if terms else []
+            laws = union(windows)
+            # Which concrete index answered: every hit says; with none, through the alias, ask it (a question
+            # that reaches nothing must still see a reload, whose vocabulary may know its words). Asked of the
+            # generation itself, it answered, by construction.
+            if target == stats.index:
+                served = {stats.index, *(str(law["_index"]) for law in laws)}
+            else:
                 served = {str(law["_index"]) for law in laws} if laws else {self.searcher.served_now(state)}
-                if served != {stats.index}:
-                    break  # the alias moved since the vocabulary was read: expand again with the new one
-                self.searcher.refuse_altered(state, stats, laws)  # every law re-scored: its counts decide the ranking
-                ranked_hits = rescored(laws, terms, stats)
-                # Every window held fewer laws than asked for: every law that shares a word is here.
-                complete = all(window.complete for window in windows)
-                if complete or window_proven(ranked_hits, windows, stats, limit, self.searcher.is_legacy()):
-                    hits = [hit_of(scored, terms) for scored in ranked_hits[:limit]]
-                    return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
-                size *= WIDEN
-            stats = self.searcher.statistics_cache.fresh(state)
-        raise Moved
+            if served != {stats.index}:
+                return None  # the alias moved since the vocabulary was read: expand again with the new one
+            self.searcher.refuse_altered(state, stats, laws)  # every law re-scored: its counts decide the ranking
+            ranked_hits = rescored(laws, terms, stats)
+            # Every window held fewer laws than asked for: every law that shares a word is here.
+            complete = all(window.complete for window in windows)
+            if complete or window_proven(ranked_hits, windows, stats, limit, self.searcher.is_legacy()):
+                hits = [hit_of(scored, terms) for scored in ranked_hits[:limit]]
+                return Answer(state, question, asked, terms, hits, window=Window(tuple(sizes)))
+            size *= WIDEN
 
     def _plugin_index(self, index: str) -> bool:
         """True when `index` was built for the lawindex plugin (its `_meta`, read once per concrete index)."""
@@ -140,11 +165,11 @@ class Words:
         return known
 
     def _ask_plugin(
-        self, state: str, question: str, asked: list[str], limit: int, stats: IndexStatistics
+        self, state: str, question: str, asked: list[str], limit: int, stats: IndexStatistics, target: str
     ) -> Answer | None:
-        """The answer from the plugin's own query, re-scored exactly and proven (`plugin_proven`); None
-        when the window path must answer: no word to ask, the alias moved (the window path reads the new
-        statistics), or the plugin's answer could not be proven (said on stderr; never expected).
+        """The answer from the plugin's own query of `target` (the alias or `stats.index`), re-scored exactly
+        and proven (`plugin_proven`); None when the window path must answer: no word to ask, the alias moved
+        (the window path sees it), or the plugin's answer could not be proven (said on stderr; never expected).
 
         limit + 1 laws first: the law just past the last returned one proves the boundary. Only laws tied
         with the limit-th (a duplicate law, or one differing past float32's precision) need more: they are
@@ -160,9 +185,9 @@ class Words:
             """Each answer of the plugin's query, how many laws it asked for, and whether it is the first of
             a reading (the pages start again from the best law: the first request had the collector's order)."""
             if limit + 1 <= search_limits.PAGE:
-                yield self.searcher.search(state, query, len(terms)), limit + 1, True
+                yield self.searcher.search(state, target, query, len(terms)), limit + 1, True
             tied = search_limits.pages(
-                lambda body: self.searcher.search(state, body, len(terms)), query["query"], PLUGIN_PAGE
+                lambda body: self.searcher.search(state, target, body, len(terms)), query["query"], PLUGIN_PAGE
             )
             for number, page in enumerate(tied):
                 yield page, PLUGIN_PAGE, number == 0
@@ -199,14 +224,14 @@ class Words:
         )
         return None
 
-    def _windows(self, state: str, index: str, terms: list[str], size: int) -> list[Candidates]:
+    def _windows(self, state: str, target: str, index: str, terms: list[str], size: int) -> list[Candidates]:
         """OpenSearch's best `size` laws for `terms`, a window per group of terms that the clause limit
         allows in one request (one group below it), each read in pages where the result window is smaller
         than `size`. A refusal by either limit is learnt from and the windows asked again."""
         while True:
             try:
                 return [
-                    self._window(state, index, group, size)
+                    self._window(state, target, index, group, size)
                     for group in search_limits.groups(terms, self.searcher.clauses)
                 ]
             except TooManyClauses as refused:
@@ -224,8 +249,8 @@ class Words:
                     ) from None
                 self.searcher.result_window[index] = refused.limit
 
-    def _window(self, state: str, index: str, terms: list[str], size: int) -> Candidates:
-        hits = self.searcher.best_hits(state, index, terms_query(terms), size, len(terms))
+    def _window(self, state: str, target: str, index: str, terms: list[str], size: int) -> Candidates:
+        hits = self.searcher.best_hits(state, target, index, terms_query(terms), size, len(terms))
         return Candidates(terms, hits, complete=len(hits) < size)
 
 

@@ -1,5 +1,6 @@
 """What every way of reading a state's index shares: the client, the verified statistics of the index behind the
-alias, the seal's check of every row read, and one search of the alias within OpenSearch's limits.
+alias, the seal's check of every row read, and one search within OpenSearch's limits: of the alias, or of the
+concrete index a question's statistics name (`Searcher.target`).
 
 `Searcher` is the part of the engine that talks to the cluster; the words path (read/query.py), meaning and hybrid
 (read/vectors.py) and the lookups (read/lookups.py) each ask through it, and the engine (read/engine.py) is one.
@@ -13,7 +14,7 @@ from indexer.errors import ClusterRefused
 from indexer.opensearch.cluster import plugin_path
 from indexer.opensearch.cluster.connection import Connection, alias_of, errors_translated, server_version
 from indexer.opensearch.cluster.fast_search import FastSearch
-from indexer.opensearch.cluster.schema import FETCHED, STATISTICS_ID
+from indexer.opensearch.cluster.schema import ALIAS_FILTER, FETCHED, STATISTICS_ID
 from indexer.opensearch.read import search_limits
 from indexer.opensearch.read.search_limits import PAGE, TooManyClauses, WindowTooLarge
 from indexer.opensearch.read.statistics import IndexStatistics, Moved, StatisticsCache, no_index
@@ -107,14 +108,31 @@ class Searcher:
                 law = hit["_source"].get("id") or hit["_id"]
                 raise self.refusal(state, stats.index, integrity.altered_problem(stats.index, law))
 
+    def target(self, state: str, stats: IndexStatistics, pinned: bool) -> str:
+        """What a question's searches ask: the state's alias on its first try, from the statistics last seen
+        (the alias is what shows that it moved, to a new generation or back to a kept one); once `pinned`,
+        after the question found the alias moved and read the statistics again, the concrete index those
+        name, whichever node coordinates and however late it applies the alias's change: the rest of the
+        question is answered from that one generation, or from none (deleted since: Moved)."""
+        return stats.index if pinned else alias_of(state, self.connection.namespace)
+
     def best_hits(
-        self, state: str, index: str, body: dict[str, Any], size: int, clauses: int, source: list[str] | None = None
+        self,
+        state: str,
+        target: str,
+        index: str,
+        body: dict[str, Any],
+        size: int,
+        clauses: int,
+        source: list[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """The best `size` hits of the search `body` (`clauses` term clauses) of the state's alias, `index`
-        behind it: read in pages where the index's result window, as learnt, is smaller than `size`; with
-        `source`, only those fields of each hit's source."""
+        """The best `size` hits of the search `body` (`clauses` term clauses) of `target` (the alias or a
+        generation: `target`), `index` the generation asked: read in pages where the index's result window,
+        as learnt, is smaller than `size`; with `source`, only those fields of each hit's source."""
         return search_limits.best(
-            lambda request: self.search(state, request if source is None else {**request, "_source": source}, clauses),
+            lambda request: self.search(
+                state, target, request if source is None else {**request, "_source": source}, clauses
+            ),
             body,
             size,
             self.result_window.get(index),
@@ -132,13 +150,18 @@ class Searcher:
             raise no_index(state, self.connection.namespace) from None
         return str(found["_index"])
 
-    def search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
-        """The hits of one search request of the state's alias (`clauses` term clauses in its query)."""
-        hits: list[dict[str, Any]] = self.response(state, body, clauses)["hits"]["hits"]
+    def search(self, state: str, target: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
+        """The hits of one search request of `target`, the state's alias or a generation of it (`clauses` term
+        clauses in its query)."""
+        hits: list[dict[str, Any]] = self.response(state, target, body, clauses)["hits"]["hits"]
         return hits
 
-    def response(self, state: str, body: dict[str, Any], clauses: int) -> dict[str, Any]:
-        """The whole response to one search request of the state's alias (`clauses` term clauses in its query).
+    def response(self, state: str, target: str, body: dict[str, Any], clauses: int) -> dict[str, Any]:
+        """The whole response to one search request of `target` (`clauses` term clauses in its query): the
+        state's alias, or a concrete generation of it (`target` says which), asked with the alias's own filter
+        (schema.ALIAS_FILTER) so that the same Lucene query runs, the same hits and scores, and the statistics
+        document stays out as it does through the alias. A generation deleted under the question (404, or its
+        shards gone) is Moved, as the alias's is.
 
         Measured on a Texas-size corpus (benchmarks/ask.py), against a raw search of size 8 at 1.5 ms:
         `track_total_hits` cost 1.1 ms (every match counted, no skipping), and `_source` filtering 0.6 ms
@@ -147,10 +170,14 @@ class Searcher:
         """
         from opensearchpy import NotFoundError, TransportError
 
+        pinned = target != alias_of(state, self.connection.namespace)
+        if pinned:
+            # What OpenSearch makes of a filtered alias: the query a MUST clause, the filter a FILTER clause.
+            body = {**body, "query": {"bool": {"must": [body["query"]], "filter": [ALIAS_FILTER]}}}
         try:
-            result = self.fast_search.search(alias_of(state, self.connection.namespace), body)
+            result = self.fast_search.search(target, body)
         except NotFoundError as error:
-            if self.statistics_cache.left(state):
+            if self.statistics_cache.left(state) or pinned:
                 raise Moved(error) from None
             raise no_index(state, self.connection.namespace) from None
         except TransportError as error:
@@ -161,19 +188,21 @@ class Searcher:
             # A search that reached an index as a reload deleted it fails on its shards.
             if error.status_code == 400 and plugin_path.NO_VECTOR in str(error.info):
                 raise  # the plugin's refusal of a law without a vector: read/vectors.py names the law
-            if error.status_code in (400, 404, 503) and self.statistics_cache.left(state):
+            if error.status_code in (400, 404, 503) and (self.statistics_cache.left(state) or pinned):
                 raise Moved(error) from None
             raise
         response: dict[str, Any] = result
         return response
 
-    def every(self, state: str, query: dict[str, Any], more: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-        """Every hit of `query` on the state's alias (FETCHED and `more` of each), in corpus order, in pages
-        within the result window."""
+    def every(self, state: str, target: str, query: dict[str, Any], more: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """Every hit of `query` on `target` (the alias or a generation: `target`; FETCHED and `more` of each),
+        in corpus order, in pages within the result window."""
         page = self.page
         while True:
             try:
-                return search_limits.every(lambda body: self.search(state, body, 2), query, [*FETCHED, *more], page)
+                return search_limits.every(
+                    lambda body: self.search(state, target, body, 2), query, [*FETCHED, *more], page
+                )
             except WindowTooLarge as refused:
                 if refused.limit < 1 or refused.limit >= page:
                     raise ClusterRefused(f"OpenSearch refused a page of {page} rows") from None

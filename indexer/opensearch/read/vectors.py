@@ -54,7 +54,6 @@ from indexer.retrieval.own_vectors import EXTERNAL
 from indexer.retrieval.request import DEFAULT_FUSION, Fusion, Request, Way
 
 if TYPE_CHECKING:
-
     from indexer.opensearch.read.query import Words
     from indexer.opensearch.read.searching import Searcher
     from indexer.opensearch.read.statistics import IndexStatistics
@@ -184,18 +183,27 @@ def _rescored(hits: Sequence[dict[str, Any]], question: Vectors) -> list[_Row]:
     return rows
 
 
-def _window(engine: Searcher, state: str, stats: IndexStatistics, question: Vectors, size: int) -> list[dict[str, Any]]:
+def _window(
+    engine: Searcher, state: str, stats: IndexStatistics, target: str, question: Vectors, size: int
+) -> list[dict[str, Any]]:
     body = _score_query(question)
-    found = engine.best_hits(state, stats.index, body, size, 1, source=[*FETCHED, VECTOR_FIELD])
-    # Which generation answered: every hit says; with none (a generation loaded without vectors has no
-    # row with the field), ask the alias, as the words path does.
-    served = {str(hit["_index"]) for hit in found} if found else {engine.served_now(state)}
+    found = engine.best_hits(state, target, stats.index, body, size, 1, source=[*FETCHED, VECTOR_FIELD])
+    served = _served(engine, state, stats, target, found)
     if served != {stats.index}:
         raise _Stale
     # Every row re-scored, its law and its vector, is the one loaded (the same seal as the words path's):
     # an altered row is refused, exit 4, never ranked (indexer/opensearch/trust/integrity.py).
     engine.refuse_altered(state, stats, found, vectors=True)
     return found
+
+
+def _served(engine: Searcher, state: str, stats: IndexStatistics, target: str, hits: list[dict[str, Any]]) -> set[str]:
+    """Which generation answered a search of `target`: asked of `stats.index` itself, that one (and any other
+    a hit names, which the rule forbids); through the alias, every hit says, and with none (a generation
+    loaded without vectors has no row to rank) the alias is asked, as the words path does."""
+    if target == stats.index:
+        return {stats.index, *(str(hit["_index"]) for hit in hits)}
+    return {str(hit["_index"]) for hit in hits} if hits else {engine.served_now(state)}
 
 
 class _Stale(Exception):
@@ -206,6 +214,7 @@ def _by_meaning(
     engine: Searcher,
     state: str,
     stats: IndexStatistics,
+    target: str,
     question: Vectors,
     limit: int,
     rows: int | None,
@@ -215,7 +224,7 @@ def _by_meaning(
     window `margin` rows wider than the limit (a window of exactly `limit` rows can never prove its last)."""
     size = max(WINDOW, limit + margin) if rows is None else max(rows, 1) + 1
     while True:
-        found = _window(engine, state, stats, question, size)
+        found = _window(engine, state, stats, target, question, size)
         ranked = _rescored(found, question)
         if len(found) < size:  # every row is here
             return ranked[: len(ranked) if rows is not None else limit]
@@ -230,6 +239,7 @@ def _hybrid(
     words_path: Words,
     state: str,
     stats: IndexStatistics,
+    target: str,
     question: str,
     asked_vector: Vectors,
     worded: bool,
@@ -241,19 +251,22 @@ def _hybrid(
     words answer and the exact meaning answer of the first W rows, W widened (x2) until
     indexer.retrieval.meaning.proven proves the fused first rows from them (at the latest when both are whole)."""
     from indexer.retrieval.meaning import proven
+    from indexer.retrieval.words import words
 
     window = max(HYBRID_WINDOW, limit)
     by_words: list[int] = []
     words_whole = not worded  # a question sharing no word: words reach nothing, their ranking is whole
     while True:
         if not words_whole:
-            # The exact words answer of the first `window` laws (fewer: every law sharing a word).
-            by_words = [hit.order for hit in words_path.ask(state, question, window).hits]
+            # The exact words answer of the first `window` laws (fewer: every law sharing a word), from the
+            # generation the meaning is read from.
+            ranked = words_path.answer_from(state, question, words(question), window, stats, target)
+            if ranked is None:
+                raise _Stale  # the alias moved since the statistics were read
+            by_words = [hit.order for hit in ranked.hits]
             words_whole = len(by_words) < window
-            if engine.cached_statistics(state).index != stats.index:
-                raise _Stale  # the words came from a newer generation than the meaning
         whole = rows if window >= rows else None
-        by_meaning = _by_meaning(engine, state, stats, asked_vector, window, whole, window // 4 + WINDOW)
+        by_meaning = _by_meaning(engine, state, stats, target, asked_vector, window, whole, window // 4 + WINDOW)
         fused = proven(by_words, words_whole, [row.order for row in by_meaning], rows, limit, fusion)
         if fused is not None:
             by_order = {row.order: row for row in by_meaning}  # every row proven is in meaning's window
@@ -278,7 +291,10 @@ def answer(engine: Searcher, words_path: Words, request: Request, expected: str 
     asked_vector: Vectors | None = None  # embedded here only off the plugin path (the node embeds it there)
     with errors_translated(engine.connection):
         for attempt in range(2):
+            # The first try from the statistics last seen, through the alias (which shows a move); the second from
+            # those read afresh, every search of the generation they name (read/searching.py `target`).
             stats = engine.cached_statistics(state) if attempt == 0 else engine.statistics(state)
+            target = engine.target(state, stats, pinned=attempt > 0)
             try:
                 rows = _meaning_of(engine, stats)
             except NoMeaning:
@@ -312,7 +328,12 @@ def answer(engine: Searcher, words_path: Words, request: Request, expected: str 
                 # has, is checked here first (the plugin refuses the same, 400).
                 if request.vector is not None or model == EXTERNAL:
                     vector_for(request, stats.index, model, dimension)
-                found = _from_plugin(engine, stats, request)
+                try:
+                    found = _from_plugin(engine, stats, target, request)
+                except Moved as moved:  # the generation was deleted under the question
+                    if attempt == 0:
+                        continue
+                    moved.fail(state, engine.connection.namespace)
                 if found is None:
                     continue  # the alias moved since its statistics were read
                 hits, reached = [], []
@@ -331,7 +352,9 @@ def answer(engine: Searcher, words_path: Words, request: Request, expected: str 
                 if request.way is Way.meaning:
                     chosen = [
                         (row, row.cosine, None, rank)
-                        for rank, row in enumerate(_by_meaning(engine, state, stats, asked_vector, limit, None), 1)
+                        for rank, row in enumerate(
+                            _by_meaning(engine, state, stats, target, asked_vector, limit, None), 1
+                        )
                     ]
                 else:
                     chosen = _hybrid(
@@ -339,6 +362,7 @@ def answer(engine: Searcher, words_path: Words, request: Request, expected: str 
                         words_path,
                         state,
                         stats,
+                        target,
                         question,
                         asked_vector,
                         bool(terms),
@@ -348,6 +372,10 @@ def answer(engine: Searcher, words_path: Words, request: Request, expected: str 
                     )
             except _Stale:
                 continue
+            except Moved as moved:  # the generation was deleted under the question
+                if attempt == 0:
+                    continue
+                moved.fail(state, engine.connection.namespace)
             hits, reached = [], []
             for row, value, words_rank, meaning_rank in chosen:
                 counts: dict[str, int] = row.source["counts"]
@@ -425,10 +453,11 @@ def plugin_explanation(explanation: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_plugin(
-    engine: Searcher, stats: IndexStatistics, request: Request
+    engine: Searcher, stats: IndexStatistics, target: str, request: Request
 ) -> list[tuple[dict[str, Any], float, int | None, int | None, float]] | None:
-    """The first `limit` rows from one plugin request, each (source, exact score, words rank, meaning rank,
-    cosine); None when another generation answered. Every row is checked against the seal (law and vector)."""
+    """The first `limit` rows from one plugin request of `target` (the alias or `stats.index`), each (source,
+    exact score, words rank, meaning rank, cosine); None when another generation answered (through the alias).
+    Every row is checked against the seal (law and vector)."""
     # One request (explain does not page): a limit past the index's result window (10,000) is refused by
     # OpenSearch as for any query; lawindex asks 8, eval at most the state's rows.
     state = state_code(request.state)
@@ -436,7 +465,7 @@ def _from_plugin(
     from opensearchpy import TransportError
 
     try:
-        response = engine.response(state, body, 1)
+        response = engine.response(state, target, body, 1)
     except TransportError as error:
         bare = BARE.search(json.dumps(error.info)) if error.status_code == 400 else None
         if bare is None:
@@ -448,10 +477,7 @@ def _from_plugin(
         law = _law_at(engine, stats.index, int(bare.group(1)))
         raise engine.refusal(state, stats.index, integrity.altered_problem(stats.index, law)) from None
     hits: list[dict[str, Any]] = response["hits"]["hits"]
-    # Which generation answered: every hit says; with none (a generation loaded without vectors has no row
-    # to rank), ask the alias, as the windows do.
-    served = {str(hit["_index"]) for hit in hits} if hits else {engine.served_now(state)}
-    if served != {stats.index}:
+    if _served(engine, state, stats, target, hits) != {stats.index}:
         return None
     engine.refuse_altered(state, stats, hits, vectors=True)
     return [(hit["_source"], *explained(hit)) for hit in hits]
