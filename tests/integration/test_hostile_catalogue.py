@@ -117,9 +117,9 @@ class Watched(OpenSearchEngine):
         super().__init__(connection)
         self.sizes: list[int] = []
 
-    def search(self, state: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
+    def search(self, state: str, target: str, body: dict[str, Any], clauses: int) -> list[dict[str, Any]]:
         self.sizes.append(int(body.get("size", 10)))
-        return super().search(state, body, clauses)
+        return super().search(state, target, body, clauses)
 
 
 def test_the_catalogue_is_answered_exactly_within_a_page_and_no_breaker_trips(
