@@ -8,9 +8,11 @@ scripts/demo runs it from the source tree (PYTHONPATH=.) on a bare machine, in t
   and wordllama (the embedder's files, which go into the plugin's jar), which the demo installs first;
 - `--start PORT`, once those two are installed: the node started as `lawindex opensearch start --port PORT`
   starts it (the same record), green while pip installs what the first answer needs;
-- `--requirements answer`: the lines of what `lawindex load` and `lawindex ask` need besides (ANSWER), which
-  the demo installs while the node starts, then loads the state asked about and answers from the source tree
-  while pip installs the rest (the service's, eval's, a secured node's) and lawindex itself.
+- `--requirements answer`: the lines of what `lawindex load` and `lawindex ask` need besides (ANSWER), then
+  the names of what those import of their own dependencies (ANSWER_IMPORTS), which the demo installs without
+  pip's resolver while the node starts; `--check answer` says whether the first answer's modules import (if
+  not, the demo installs ANSWER with its dependencies); then the demo loads the state asked about and answers
+  from the source tree while pip installs the rest (the service's, eval's, a secured node's) and lawindex.
 
 Each step finds in the cache what another made, or waits for it, saying so. A failure is one line and exit 1:
 the start that follows does the same work and says the same.
@@ -35,10 +37,23 @@ from indexer.node.pins import default_version
 FIRST = ("pydantic", "wordllama")
 # What `lawindex load` and `lawindex ask` need besides FIRST (wordllama's files only: its own dependencies are
 # tokenizers and safetensors, which read them, and numpy): not the service's (fastapi, uvicorn, prometheus-client),
-# eval's (ir-measures, matplotlib), the page's (jinja2) or a secured node's (cryptography, bcrypt).
-# tests/unit/test_first_start.py holds that the two commands import nothing else.
-ANSWER = ("opensearch-py", "orjson", "typer", "rich", "numpy", "tokenizers", "safetensors", "scipy")
+# eval's (ir-measures, matplotlib, scipy: a load sums a batch token by token without it, the same bytes), the
+# page's (jinja2) or a secured node's (cryptography, bcrypt).
+ANSWER = ("opensearch-py", "orjson", "typer", "rich", "numpy", "tokenizers", "safetensors")
+# What those import of their own dependencies, installed with them without pip's resolver (`--no-deps`): not
+# what they depend on and the first answer never imports (opensearch-py's gRPC transport, grpcio and protobuf;
+# tokenizers' model hub client, huggingface-hub with hf-xet, httpx, fsspec, tqdm, PyYAML), which took two
+# thirds of that pip's CPU beside the node's start. tests/unit/test_first_start.py holds that the two commands
+# import nothing else; should a newer release import more, `--check answer` says what is missing and the demo
+# installs ANSWER with its dependencies instead.
+ANSWER_IMPORTS = (
+    "certifi", "charset-normalizer", "Events", "idna", "python-dateutil", "requests", "urllib3",  # opensearch-py
+    "annotated-doc", "shellingham",  # typer
+    "markdown-it-py", "mdurl", "pygments",  # rich
+)  # fmt: skip
 NEEDS = {"start": FIRST, "answer": ANSWER}
+# What the first answer imports: the commands' modules, the load's and the engine's.
+ANSWER_MODULES = ("indexer.cli", "indexer.opensearch.write.load", "indexer.opensearch.read.engine")
 
 
 def requirements(pyproject: Path, names: tuple[str, ...] = FIRST) -> list[str]:
@@ -46,6 +61,19 @@ def requirements(pyproject: Path, names: tuple[str, ...] = FIRST) -> list[str]:
     found = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
     named = {re.split(r"[\s\[<>=!~;]", line, maxsplit=1)[0].lower(): line for line in found}
     return [named[name] for name in names]
+
+
+def missing(modules: tuple[str, ...] = ANSWER_MODULES) -> list[str]:
+    """What importing `modules` could not find (a module's name, and who wanted it), none when all import."""
+    import importlib
+
+    gaps: list[str] = []
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            gaps.append(f"{error.name or error} (imported by {module})")
+    return gaps
 
 
 def ahead(version: str) -> list[str]:
@@ -95,11 +123,20 @@ def main(argv: list[str]) -> int:
         help="print what a start (or the first answer) needs installed first",
     )
     parser.add_argument("--start", type=int, metavar="PORT", help="start the node on PORT")
+    parser.add_argument(
+        "--check", choices=["answer"], help="exit 1 naming what the first answer's modules cannot import"
+    )
     asked = parser.parse_args(argv)
     if asked.requirements:
         pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-        print("\n".join(requirements(pyproject, NEEDS[asked.requirements])))
+        lines = requirements(pyproject, NEEDS[asked.requirements])
+        print("\n".join(lines + (list(ANSWER_IMPORTS) if asked.requirements == "answer" else [])))
         return 0
+    if asked.check:
+        gaps = missing()
+        for gap in gaps:
+            print(f"lawindex fetch: the first answer cannot import {gap}", file=sys.stderr)
+        return 1 if gaps else 0
     version = asked.version or default_version()
     failures = start(version, asked.start) if asked.start else ahead(version)
     for failure in failures:

@@ -137,6 +137,12 @@ class NodeFolder:
     def logs(self) -> Path:
         return self.root / "logs"
 
+    @property
+    def tmp(self) -> Path:
+        # OPENSEARCH_TMPDIR: emptied at each start (bin/opensearch would otherwise start a JVM to make one more
+        # /tmp/opensearch-N, left there after the node stops).
+        return self.root / "tmp"
+
 
 def folder_owner(cache: Path, port: int) -> str | None:
     """Whose the node folder at `port` is: `node PORT` for a single node, a cluster's id, or None (none yet)."""

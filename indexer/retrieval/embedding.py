@@ -34,7 +34,8 @@ by two sparse products, `_summed`), never listing a text's ids; a question alone
 summed at once, 0.05 ms where the batch path's machinery took 0.13-0.26 ms. Both take their token ids a cached
 piece at a time (indexer.retrieval.pieces), the tokenizer's own ids. Where the exactness is not proven (a
 matrix of other values, a text of more than `exact_terms` tokens, a tokenizer the pieces are not proven for)
-the batch path sums token by token in order (`_token_by_token`), the definition itself.
+or scipy is not installed yet (`sparse_products`), the batch path sums token by token in order
+(`_token_by_token`), the definition itself.
 
 Long: the definition and its fast paths side by side (token by token, the bags, one question; math.fsum a row
 and `fsums`), each next to what it must equal, to the bit (tests/unit/test_embedding_fast.py).
@@ -43,6 +44,7 @@ and `fsums`), each next to what it must equal, to the bit (tests/unit/test_embed
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
 import re
 import threading
@@ -257,6 +259,14 @@ def read_table(path: Path) -> Vectors:
     return np.ascontiguousarray(table, dtype=np.float32)
 
 
+@cache
+def sparse_products() -> bool:
+    """Whether scipy is installed, whose sparse products sum a batch's bags (`_summed`). scripts/demo loads its
+    first state before pip has installed scipy (issue 48.5): without it a batch is summed token by token, the
+    definition itself, the same bytes (tests/unit/test_embedding_fast.py holds both paths to the definition)."""
+    return importlib.util.find_spec("scipy") is not None
+
+
 class StaticEmbedder:
     """WordLlama's tokenizer and a table of one float16 row per token (the shipped table unless told another):
     a text's vector is the mean of its tokens' rows, normalised, on the grid (the module's docstring)."""
@@ -321,7 +331,7 @@ class StaticEmbedder:
         return out
 
     def _embedded(self, texts: Sequence[str]) -> Vectors:
-        if self._pieces is None or not self._exact:
+        if self._pieces is None or not self._exact or not sparse_products():
             return normalised(self._token_by_token(self.tokens(texts)))
         with self._lock:
             bags = self._pieces.bags(tokenizable(texts))

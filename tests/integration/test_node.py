@@ -75,6 +75,13 @@ def test_a_killed_node_is_dead_and_start_brings_up_a_fresh_one(opensearch_versio
         if first.runs == "distribution":
             assert first.user == ("lawindex" if os.geteuid() == 0 else first.user)
             assert first.pid is not None and Path(f"/proc/{first.pid}").stat().st_uid != 0
+            # Started with bin/opensearch's own JVM options but two (issue 48.5's first minute): its temporary
+            # folder is the node's own, not one more /tmp/opensearch-N made by a JVM of its own, and its heap is
+            # not touched page by page before the start.
+            (jvm,) = client.nodes.info(metric="jvm")["nodes"].values()
+            arguments = jvm["jvm"]["input_arguments"]
+            assert f"-Djava.io.tmpdir={Path(first.home).parent / 'tmp'}" in arguments
+            assert arguments.index("-XX:-AlwaysPreTouch") > arguments.index("-XX:+AlwaysPreTouch")
         _kill(first)
         deadline = time.monotonic() + 20
         while node.status(REBIRTH_PORT).state != "dead" and time.monotonic() < deadline:

@@ -18,6 +18,7 @@ import pytest
 from indexer.errors import BadInput
 from indexer.node import distribution, fetch, knn, launch, node, plugin, progress, record
 from indexer.node.host import RunAs
+from indexer.retrieval.embedding import default_embedder, sparse_products
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -163,33 +164,36 @@ def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() ->
     assert 'port="${LAWINDEX_DEMO_PORT:-9200}"' in demo
     steps = (
         "-m indexer.node.fetch >", "--no-deps", '--start "$port" &', "--requirements answer)",
-        "opensearch start --port", "-e . &&", "load corpora/ --state TX", "ask TX", "load corpora/\n", 'wait "$rest"',
+        '--no-deps "${answer[@]}"', "--check answer", "opensearch start --port", "-e . toml &&",
+        "load corpora/ --state TX", "ask TX", "load corpora/\n", 'wait "$rest"',
     )  # fmt: skip
     places = [demo.index(step) for step in steps]
     assert places == sorted(places)
 
 
-# The import names of what the first answer does not need (pyproject's other dependencies).
-NOT_FOR_THE_ANSWER = ("fastapi", "starlette", "uvicorn", "prometheus_client", "cryptography", "bcrypt", "ir_measures",
-                      "matplotlib", "jinja2")  # fmt: skip
-
-
-def test_the_first_answer_needs_only_what_the_demo_installs_first() -> None:
-    """scripts/demo loads Texas and answers before pip has installed the rest: `lawindex load` and `lawindex ask`
-    (its commands' modules, the load's embedding and the engine's ask) import none of the other packages; and
-    pyproject.toml names every package the demo installs first."""
+def test_the_first_answer_imports_only_what_the_demo_installs_first() -> None:
+    """scripts/demo loads Texas and answers before pip has installed the rest, and installs the first answer's
+    packages without pip's resolver: `lawindex load` and `lawindex ask` (its commands' modules, the load's
+    embedding and the engine's ask) import no installed package but those the demo has installed by then (the
+    start's, pydantic with its own dependencies, and the answer's, ANSWER and ANSWER_IMPORTS), every other
+    package hidden as if not installed; pyproject.toml names every package of FIRST and ANSWER; and without scipy
+    a batch embeds to the same bytes (token by token, not by sparse products)."""
     needed = fetch.requirements(REPO / "pyproject.toml", fetch.FIRST + fetch.ANSWER)
     assert len(needed) == len(fetch.FIRST) + len(fetch.ANSWER)
+    texts = ["how far from a fire hydrant can i park", "a law of two words", "Left turns; U-turns & school buses"]
     script = f"""
-import importlib.abc, sys
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {NOT_FOR_THE_ANSWER!r}:
-            raise ImportError("not installed yet: " + name)
-sys.meta_path.insert(0, Refuse())
+import importlib.metadata as metadata, re, sys
+def name(distribution):
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+first = [re.split(r"[ ;<>=!~]", line)[0] for line in metadata.requires("pydantic") if "extra ==" not in line]
+installed = {{name(one) for one in {list(fetch.FIRST + fetch.ANSWER + fetch.ANSWER_IMPORTS)!r} + first + ["lawindex"]}}
+for top, distributions in metadata.packages_distributions().items():
+    if top not in sys.modules and not installed & {{name(one) for one in distributions}}:
+        sys.modules[top] = None  # as if not installed: importing it fails, find_spec finds nothing
 import indexer.cli, indexer.opensearch.write.load, indexer.opensearch.read.engine
-from indexer.retrieval.embedding import default_embedder
-default_embedder().embed(["how far from a fire hydrant can i park", "a law of two words"])
+from indexer.retrieval.embedding import default_embedder, sparse_products
+assert not sparse_products()
+print(default_embedder().embed({texts!r}).tobytes().hex())
 sys.argv = ["lawindex", "ask", "TX", "how far from a fire hydrant can i park", "--engine", "reference"]
 indexer.cli.main()
 """
@@ -198,7 +202,22 @@ indexer.cli.main()
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1].startswith("TX-S01 ")
+    lines = done.stdout.splitlines()
+    assert sparse_products()  # here, scipy's products
+    assert lines[0] == default_embedder().embed(texts).tobytes().hex()
+    assert lines[2].startswith("TX-S01 ")
+
+
+def test_the_check_names_what_the_first_answer_cannot_import() -> None:
+    """The demo's `--check answer`: exit 1 naming the missing module (then it installs with dependencies)."""
+    script = "import sys; sys.modules['orjson'] = None; import indexer.node.fetch as f; sys.exit(f.main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--check", "answer"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "the first answer cannot import orjson (imported by indexer.opensearch.write.load)" in done.stderr
+    assert fetch.main(["--check", "answer"]) == 0
 
 
 def test_a_start_needs_first_what_pyproject_names_for_its_record_and_the_plugin_jar() -> None:
@@ -207,7 +226,9 @@ def test_a_start_needs_first_what_pyproject_names_for_its_record_and_the_plugin_
         [sys.executable, "-S", "-m", "indexer.node.fetch", "--requirements", "answer"],
         cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert asked.stdout.splitlines() == fetch.requirements(REPO / "pyproject.toml", fetch.ANSWER)
+    answer = fetch.requirements(REPO / "pyproject.toml", fetch.ANSWER)
+    assert asked.stdout.splitlines() == answer + list(fetch.ANSWER_IMPORTS)
+    assert "scipy" not in asked.stdout
 
 
 def test_the_plugins_jar_files_are_found_without_numpy() -> None:

@@ -47,6 +47,7 @@ def test_the_heap_dump_goes_under_the_logs_as_one_file() -> None:
     assert options == [
         "-Xms512m",
         "-Xmx512m",
+        "-XX:-AlwaysPreTouch",
         "-XX:+HeapDumpOnOutOfMemoryError",
         f"-XX:HeapDumpPath=/cache/nodes/9276/logs/{HEAP_DUMP}",
         "-XX:ErrorFile=/cache/nodes/9276/logs/hs_err_pid%p.log",
