@@ -244,8 +244,10 @@ def _compile(
     with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".compiling.") as scratch:
         classes = Path(scratch) / "classes"
         classes.mkdir()
+        # javac's own JVM compiling with C1 alone: the same classes in half the time and CPU (4.4 -> 2.2 s for
+        # the plugin's 29 files here), since javac is done before C2's work would pay off.
         command = [
-            str(javac), "--release", str(release), "-encoding", "UTF-8", "-nowarn",
+            str(javac), "-J-XX:TieredStopAtLevel=1", "--release", str(release), "-encoding", "UTF-8", "-nowarn",
             "-cp", os.pathsep.join(str(j) for j in classpath), "-d", str(classes),
             *(str(p) for p in _source_files(root, lucene)),
         ]  # fmt: skip
@@ -299,7 +301,7 @@ def _pack(zipped: Path, descriptor_text: str, files: Sequence[tuple[Path, str]])
     with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as out:
         out.writestr("plugin-descriptor.properties", descriptor_text)
         for path, name in files:
-            out.write(path, name)
+            out.write(path, name, compress_type=_compression(path))
 
 
 def embedder_files() -> list[tuple[str, Path]]:
@@ -347,7 +349,13 @@ def _write_jar(jar: Path, classes: Path, version: str, resources: Sequence[tuple
         for path in sorted(classes.rglob("*.class")):
             out.write(path, path.relative_to(classes).as_posix())
         for name, path in resources:
-            out.write(path, name)
+            out.write(path, name, compress_type=_compression(path))
+
+
+def _compression(path: Path) -> int:
+    """How a file goes into the jar or the zip: deflated, but a jar (deflated already) or the embedder's table
+    (float16 deflates by 7 %) stored as it is, off the first start's critical path (0.9 s of CPU)."""
+    return zipfile.ZIP_STORED if path.suffix in (".jar", ".safetensors") else zipfile.ZIP_DEFLATED
 
 
 def install_line(zipped: Path) -> str:

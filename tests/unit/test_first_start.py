@@ -164,8 +164,8 @@ def test_the_demo_keeps_port_9200_by_default_and_starts_the_node_beside_pip() ->
     assert 'port="${LAWINDEX_DEMO_PORT:-9200}"' in demo
     steps = (
         "-m indexer.node.fetch >", "--no-deps", '--start "$port" &', "--requirements answer)",
-        '--no-deps "${answer[@]}"', "--check answer", "opensearch start --port", "-e . toml &&",
-        "load corpora/ --state TX", "ask TX", "load corpora/\n", 'wait "$rest"',
+        '--no-deps "${answer[@]}"', "--check answer", "opensearch start --port", "load corpora/ --state TX",
+        "ask TX", "-e . toml &&", "load corpora/\n", 'wait "$rest"',
     )  # fmt: skip
     places = [demo.index(step) for step in steps]
     assert places == sorted(places)
