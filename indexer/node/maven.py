@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from indexer.errors import NodeError
@@ -24,6 +25,7 @@ GROUPS = ("org.opensearch", "org.apache.lucene")
 # rest ~10 MB more).
 LUCENE_NEEDED = {"lucene-core", "lucene-analysis-common", "lucene-queries", "lucene-sandbox"}
 _POM_NS = "{http://maven.apache.org/POM/4.0.0}"
+JARS_AT_ONCE = 6
 
 
 def artifact_path(group: str, artifact: str, version: str, ext: str) -> str:
@@ -68,11 +70,14 @@ def compile_classpath(version: str, cache: Path) -> list[Path]:
     """The jars to compile the plugin against for OpenSearch `version`: the server, the OpenSearch libraries
     its pom names, and the Lucene modules the plugin reaches, each downloaded once and checked."""
     pom = fetch(*SERVER, version, "pom", cache)
-    jars = [fetch(*SERVER, version, "jar", cache)]
-    for group, artifact, wanted in dependencies(pom):
-        if group == "org.opensearch" or (group == "org.apache.lucene" and artifact in LUCENE_NEEDED):
-            jars.append(fetch(group, artifact, wanted, "jar", cache))
-    return jars
+    wanted = [(*SERVER, version)] + [
+        (group, artifact, release)
+        for group, artifact, release in dependencies(pom)
+        if group == "org.opensearch" or (group == "org.apache.lucene" and artifact in LUCENE_NEEDED)
+    ]
+    # Side by side (each a few round trips to the repository, not CPU), in the pom's order.
+    with ThreadPoolExecutor(JARS_AT_ONCE, thread_name_prefix="jar") as fetching:
+        return list(fetching.map(lambda one: fetch(one[0], one[1], one[2], "jar", cache), wanted))
 
 
 def lucene_major(classpath: Sequence[Path]) -> int:
