@@ -12,9 +12,10 @@ library (OpenSearchEngine) and `lawindex ask --json` (a file of questions with `
 with `--vector-from`). The questions: the samples' (eval/questions.jsonl) and hostile ones (empty, no [a-z0-9]
 after lowercasing, stopwords only, letters that lowercase to ASCII, 2,000 characters); the states: PA's sample rows
 with 48-dimension vectors made here, and a generated state of 400 rows wide enough that the first windows (16 by
-meaning, 64 for hybrid) must widen, with a block of 40 rows of one direction (exact ties at every window's edge,
-broken by corpus order). A vector of the wrong length, or none where the rows' are the user's, is refused naming
-`vector`, as the reference refuses it.
+meaning, 64 for hybrid) must widen, with a block of 40 rows of nearly one direction (exact ties, broken by corpus
+order, and cosines apart by less than k-NN's float32 scores can tell, so that the first windows leave out rows of
+the exact first: a proof without its float32 slack answers wrongly there). A vector of the wrong length, or none
+where the rows' are the user's, is refused naming `vector`, as the reference refuses it.
 """
 
 from __future__ import annotations
