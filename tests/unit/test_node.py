@@ -216,13 +216,15 @@ def test_a_node_runs_with_the_callers_java_options_and_nothing_else_of_its_envir
     folder = record.NodeFolder(tmp_path / "9440", "3.6.0")
     monkeypatch.setenv("OPENSEARCH_JAVA_OPTS", "-XX:TieredStopAtLevel=1 -Dx=y")
     monkeypatch.setenv("OPENSEARCH_PATH_CONF", "/elsewhere")
+    monkeypatch.setenv("OPENSEARCH_TMPDIR", "/tmp")
     monkeypatch.setenv("LAWINDEX_SECRET_OF_THE_CALLER", "s3cret")
     env = launch.node_environment(folder, Path("/jdk"))
     assert env["OPENSEARCH_JAVA_OPTS"] == "-XX:TieredStopAtLevel=1 -Dx=y"
     assert env["OPENSEARCH_PATH_CONF"] == str(folder.config)
+    assert env["OPENSEARCH_TMPDIR"] == str(tmp_path / "9440" / "tmp")
     assert env["HOME"] == str(folder.root)
     assert set(env) == {"PATH", "LANG", "HOME", "JAVA_HOME", "OPENSEARCH_JAVA_HOME", "OPENSEARCH_PATH_CONF",
-                        "OPENSEARCH_JAVA_OPTS"}  # fmt: skip
+                        "OPENSEARCH_TMPDIR", "OPENSEARCH_JAVA_OPTS"}  # fmt: skip
     monkeypatch.setenv("OPENSEARCH_JAVA_OPTS", "  ")
     assert "OPENSEARCH_JAVA_OPTS" not in launch.node_environment(folder, Path("/jdk"))
 
