@@ -74,8 +74,9 @@ def _manager_pid(url: str) -> int:
 def test_a_silent_node_is_avoided_and_every_answer_is_exact(cluster: list[str], namespace: str, which: str) -> None:
     # 30 s, a share of 10 s per node: CI once saw a request time out on all three nodes with the default 10 s
     # (3.3 s each) while two of them answered their probes within 20 ms, on a machine running the suite's other
-    # parts beside it (docs/history/ci-runs.md, stop 51). Twenty runs at load 11 here never did. Code without
-    # the failover still fails this test: a request sent to the silent node is not sent again on a timeout.
+    # parts beside it, and its last third went to the silent node (docs/history/ci-runs.md, stop 51; it now goes
+    # to a live node: tests/unit/test_failover.py). 42 runs at load 11 here never did. Code without the failover
+    # still fails this test: a request sent to the silent node is not sent again on a timeout.
     connection = Connection.from_env(",".join(cluster), namespace=namespace, timeout=30.0)
     corpora = read_corpora(CORPORA, ["MD", "TX"])
     load(connection, corpora)

@@ -109,3 +109,64 @@ def test_a_live_node_slow_to_answer_its_probe_is_put_back_with_its_id() -> None:
         assert pool.live_ids() == ["id-a", "id-b"]
     finally:
         silent.speaks.set()
+
+
+class _Stalling:
+    """A node's connection as FailoverTransport holds it: its probe answers at once when it `speaks` (else it
+    waits out the probe's timeout, released at the test's end); a search times out on its first `stalls` calls
+    (a live node that did not answer one attempt in time), then answers with the node's name and the parameters it
+    was sent."""
+
+    released = threading.Event()
+
+    def __init__(self, host: str = "x", *, speaks: bool = True, stalls: int = 1, **_: Any) -> None:
+        self.host = f"http://{host}"
+        self.name = host
+        self.timeout = 10.0
+        self.speaks = speaks
+        self.stalls = stalls
+        self.searched: list[float | None] = []
+
+    def perform_request(
+        self, method: str, url: str, params: Any = None, body: Any = None, **kwargs: Any
+    ) -> tuple[int, dict[str, str], str]:
+        if url == "/_nodes/_local":
+            if not self.speaks:
+                self.released.wait(kwargs.get("timeout") or 30)
+                raise ConnectionTimeout("TIMEOUT", "timed out", None)
+            return 200, {}, json.dumps({"nodes": {f"id-{self.name}": {"name": self.name}}})
+        self.searched.append(kwargs.get("timeout"))
+        if not self.speaks or len(self.searched) <= self.stalls:
+            # Longer than the second between two rounds of probes, as any real attempt's share of a timeout.
+            time.sleep(1.05)
+            raise ConnectionTimeout("TIMEOUT", "timed out", None)
+        return 200, {"content-type": "application/json"}, json.dumps({"node": self.name, "params": params})
+
+    def close(self) -> None:
+        pass
+
+
+def test_after_each_live_node_timed_out_once_the_request_goes_back_to_one_not_to_the_silent_node() -> None:
+    # CI (stop 51): a request timed out on 9481 and 9482, which had both answered their probes, and its last third
+    # went to 9480, the silent node, which was out of the rotation: "no node of the cluster answered". A live node
+    # whose one attempt was late is asked again instead; the silent one is never asked.
+    from indexer.opensearch.cluster.failover import FailoverTransport
+
+    transport = FailoverTransport(
+        [{"host": "a"}, {"host": "b"}, {"host": "c", "speaks": False}],
+        connection_class=_Stalling,
+        connection_pool_class=ProbingPool,
+        randomize_hosts=False,
+        dead_timeout=60.0,
+        timeout_cutoff=2,
+        max_retries=6,
+        retry_on_timeout=False,
+    )
+    try:
+        a, b, c = transport.connection_pool.orig_connections
+        found = transport.perform_request("POST", "/lawindex-tx/_search", body={}, timeout=30.0)
+        assert found["node"] in ("a", "b")
+        assert found["params"] == {"preference": "_prefer_nodes:id-a,id-b"}
+        assert (len(a.searched), len(b.searched), len(c.searched)) in ((2, 1, 0), (1, 2, 0)), (a, b, c)
+    finally:
+        _Stalling.released.set()

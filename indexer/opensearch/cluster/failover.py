@@ -8,7 +8,10 @@ instead of 12). Here, with several URLs:
 
 - a request's `--timeout` is shared between the nodes it may try: an attempt gets the time left divided
   by the nodes that have not yet timed out on it (10 s on three nodes: 3.3 s each), so a silent node
-  costs a third of the timeout once and the request goes on to another node within the same budget;
+  costs a third of the timeout once and the request goes on to another node within the same budget; once each
+  node whose probe answered has timed out on it, the rest of its time goes to one of them again, not to a node
+  that did not answer its probe (CI once spent a request's last third on the silent node after
+  two live ones had each been late once);
 - a node that timed out is marked dead at once, and is put back only once a probe (`GET /_nodes/_local`,
   off the request path, in a thread of its own) answers: the pool's own resurrection handed it back to a
   real request every 2-8 s, each one waiting its share again;
@@ -119,6 +122,9 @@ class ProbingPool(ConnectionPool):
         # Who waits for a node's probe under way to answer (a round of `probe_all`).
         self._waiting: dict[Any, list[threading.Semaphore]] = {}
         self.ids: dict[Any, str] = {}
+        # The nodes whose last probe answered (none under way): where a request goes back to once it has waited
+        # on every node in the rotation, rather than to one that never answered.
+        self.heard: set[Any] = set()
         self._round = threading.Lock()
         self._round_at = 0.0
 
@@ -183,6 +189,7 @@ class ProbingPool(ConnectionPool):
             if connection in self._probing:
                 return
             self._probing.add(connection)
+            self.heard.discard(connection)
         threading.Thread(target=self._probe, args=(connection,), name="lawindex-probe", daemon=True).start()
 
     def _probe(self, connection: Any) -> None:
@@ -200,6 +207,7 @@ class ProbingPool(ConnectionPool):
             self._probing.discard(connection)
             waiting = self._waiting.pop(connection, [])
             if answered:
+                self.heard.add(connection)
                 if connection not in self.connections:
                     self.connections.append(connection)
                 self.dead_count.pop(connection, None)
@@ -255,12 +263,7 @@ class FailoverTransport(Transport):
             and (path.endswith(("/_search", "/_msearch", "/_count", "/_mget")) or "/_doc/" in path)
         )
         for attempt in range(self.max_retries + 1):
-            connection = self.get_connection()
-            if connection in silent:
-                # Every node in the rotation timed out on this request, or none is left in it (their probes
-                # under way): the request goes on to a node it has not waited on yet, when there is one.
-                untried = [other for other in getattr(pool, "orig_connections", ()) if other not in silent]
-                connection = untried[0] if untried else connection
+            connection = self._next(self.get_connection(), silent)
             sent = params
             if steer and pool.suspects():
                 # A silent node still in the cluster holds shard copies, and a search routed to one waits
@@ -304,6 +307,26 @@ class FailoverTransport(Transport):
             found = {name.lower(): value for name, value in found_headers.items()}
             return self.deserializer.loads(data, found.get("content-type")) if data else data
         raise AssertionError("unreachable")
+
+    def _next(self, connection: Any, silent: set[Any]) -> Any:
+        """The node an attempt goes to: `connection` (the pool's next), unless this request already waited on it.
+        Then a node it has not waited on whose last probe answered; else one whose last probe answered (only this
+        request's attempt on it was late), `connection` first, rather than a node that never answered (the silent
+        one); else a node not yet waited on, or `connection`."""
+        if connection not in silent:
+            return connection
+        nodes = list(getattr(self.connection_pool, "orig_connections", ()))
+        heard: set[Any] = getattr(self.connection_pool, "heard", set())
+        untried = [other for other in nodes if other not in silent]
+        for choices in (
+            [other for other in untried if other in heard],
+            [connection] if connection in heard else [],
+            [other for other in nodes if other in heard],
+            untried,
+        ):
+            if choices:
+                return choices[0]
+        return connection
 
     @staticmethod
     def _failure(tried: list[tuple[str, str]], silent: set[Any], error: TransportError) -> TransportError:
