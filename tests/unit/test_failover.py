@@ -146,14 +146,12 @@ class _Stalling:
         pass
 
 
-def test_after_each_live_node_timed_out_once_the_request_goes_back_to_one_not_to_the_silent_node() -> None:
-    # CI (stop 51): a request timed out on 9481 and 9482, which had both answered their probes, and its last third
-    # went to 9480, the silent node, which was out of the rotation: "no node of the cluster answered". A live node
-    # whose one attempt was late is asked again instead; the silent one is never asked.
+def _transport(stalls: int) -> Any:
+    """A FailoverTransport over nodes a and b, live (each late on its first `stalls` searches), and c, silent."""
     from indexer.opensearch.cluster.failover import FailoverTransport
 
-    transport = FailoverTransport(
-        [{"host": "a"}, {"host": "b"}, {"host": "c", "speaks": False}],
+    return FailoverTransport(
+        [{"host": "a", "stalls": stalls}, {"host": "b", "stalls": stalls}, {"host": "c", "speaks": False}],
         connection_class=_Stalling,
         connection_pool_class=ProbingPool,
         randomize_hosts=False,
@@ -162,11 +160,34 @@ def test_after_each_live_node_timed_out_once_the_request_goes_back_to_one_not_to
         max_retries=6,
         retry_on_timeout=False,
     )
+
+
+def test_after_each_live_node_timed_out_once_the_request_goes_back_to_one_not_to_the_silent_node() -> None:
+    # CI (stop 51): a request timed out on 9481 and 9482, which had both answered their probes, and its last third
+    # went to 9480, the silent node, which was out of the rotation: "no node of the cluster answered". A live node
+    # whose one attempt was late is asked again instead; the silent one is never asked.
+    transport = _transport(stalls=1)
     try:
         a, b, c = transport.connection_pool.orig_connections
         found = transport.perform_request("POST", "/lawindex-tx/_search", body={}, timeout=30.0)
         assert found["node"] in ("a", "b")
         assert found["params"] == {"preference": "_prefer_nodes:id-a,id-b"}
         assert (len(a.searched), len(b.searched), len(c.searched)) in ((2, 1, 0), (1, 2, 0)), (a, b, c)
+    finally:
+        _Stalling.released.set()
+
+
+def test_live_nodes_late_to_the_end_are_named_as_answering_their_probes_and_the_silent_one_never_asked() -> None:
+    from indexer.opensearch.cluster.failover import NoNodeAnswered
+
+    transport = _transport(stalls=99)
+    try:
+        c = transport.connection_pool.orig_connections[2]
+        with pytest.raises(NoNodeAnswered) as failed:
+            transport.perform_request("POST", "/lawindex-tx/_search", body={}, timeout=4.0)
+        told = failed.value.tried
+        assert {url for url, _ in told} == {"http://a", "http://b"}, told
+        assert all(what.endswith("(it answered its probe)") for _, what in told), told
+        assert c.searched == [], c.searched
     finally:
         _Stalling.released.set()

@@ -253,6 +253,7 @@ class FailoverTransport(Transport):
         path = url.split("?", 1)[0]
         again_on_timeout = hosts > 1 and repeatable(method, path, params)
         tried: list[tuple[str, str]] = []
+        waited: list[Any] = []  # the node of each entry of `tried`
         silent: set[Any] = set()
         deadline: float | None = None
         pool = self.connection_pool
@@ -285,20 +286,21 @@ class FailoverTransport(Transport):
                 if method == "HEAD" and error.status_code == 404:
                     return False
                 tried.append((_host(connection), _what(error, share)))
+                waited.append(connection)
                 if isinstance(error, ConnectionTimeout):
                     silent.add(connection)
                     retry = again_on_timeout and len(silent) < hosts
                 else:
                     retry = isinstance(error, ConnectionError) or error.status_code in self.retry_on_status
                 if not retry:
-                    raise self._failure(tried, silent, error) from None
+                    raise self._failure(tried, waited, silent, error) from None
                 with contextlib.suppress(TransportError):
                     self.mark_dead(connection)
                 if isinstance(error, ConnectionTimeout) and isinstance(pool, ProbingPool):
                     # A third of the time left at most: the nodes that answered still get their share of it.
                     pool.probe_all(min(ROUND_WAIT_S, max(0.0, deadline - time.monotonic()) / 3))
                 if attempt == self.max_retries or (deadline - time.monotonic() <= 0 and silent):
-                    raise self._failure(tried, silent, error) from None
+                    raise self._failure(tried, waited, silent, error) from None
                 retried.note(_why(error))
                 continue
             self.connection_pool.mark_live(connection)
@@ -328,12 +330,20 @@ class FailoverTransport(Transport):
                 return choices[0]
         return connection
 
-    @staticmethod
-    def _failure(tried: list[tuple[str, str]], silent: set[Any], error: TransportError) -> TransportError:
-        """The error a request ends with: its own when one node was asked, else one naming every node tried."""
+    def _failure(
+        self, tried: list[tuple[str, str]], waited: list[Any], silent: set[Any], error: TransportError
+    ) -> TransportError:
+        """The error a request ends with: its own when one node was asked, else one naming every node tried, and of
+        a node that timed out on it, whether it answered its probe since (a live node, late on this request: the
+        cluster overloaded, or a copy it waited on frozen) or did not (a silent node)."""
         if len({url for url, _ in tried}) <= 1 or not isinstance(error, ConnectionError):
             return error
-        return NoNodeAnswered(tried, bool(silent), error)
+        heard: set[Any] = getattr(self.connection_pool, "heard", set())
+        told = [
+            (url, f"{what} (it answered its probe)" if node in heard and node in silent else what)
+            for (url, what), node in zip(tried, waited, strict=True)
+        ]
+        return NoNodeAnswered(told, bool(silent), error)
 
 
 def _host(connection: Any) -> str:
